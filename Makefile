@@ -1,0 +1,131 @@
+# AWAFS for Open vSwitch: build, test and demo entry points.
+#
+#   make setup   install Debian packages and the Python venv (root, idempotent)
+#   make         build patched OVS 3.1.0 + DPDK 22.11 and the AWAFS tools
+#   make check   setup + build + every test (pytest drives all of them)
+#   make demo    setup + build + the main job
+#   make fuzz    run the header-parser fuzzer for longer
+#   make clean   remove build/
+#
+# Everything generated lives in build/.  See docs/build.md.
+
+OVS_TARBALL ?= /usr/src/openvswitch/openvswitch.tar.gz
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 300
+
+B := build
+OVS := $(B)/ovs
+CORE := $(B)/core
+BIN := $(B)/bin
+VENV := $(B)/venv
+PYTEST := $(VENV)/bin/python -m pytest
+SHARED ?= ../shared
+
+CORE_SRCS := $(wildcard lib/awafs*.c)
+CORE_HDRS := lib/awafs.h
+CORE_OBJS := $(patsubst lib/%.c,$(CORE)/%.o,$(CORE_SRCS))
+
+# OVS's own warning set, so that the core compiles cleanly inside OVS too.
+CORE_CFLAGS := -std=gnu11 -O2 -g -pthread -Werror -Wall -Wextra \
+	-Wno-sign-compare -Wpointer-arith -Wformat -Wformat-security \
+	-Wswitch-enum -Wunused-parameter -Wbad-function-cast -Wcast-align \
+	-Wstrict-prototypes -Wold-style-definition -Wmissing-prototypes \
+	-Wmissing-field-initializers -Wshadow -Wduplicated-cond \
+	-fno-strict-aliasing -Ilib
+
+UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(CORE)/tests/%,$(UNIT_SRCS))
+
+FUZZ_BIN := $(B)/fuzz/fuzz-hdr
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Ilib
+
+OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
+	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
+
+.PHONY: all build setup core unit ovs check demo fuzz clean
+
+all build: ovs core
+
+# ---- setup ----------------------------------------------------------------
+
+setup:
+	@build-aux/setup-debian.sh $(VENV)
+
+# ---- the AWAFS core, on its own ------------------------------------------
+
+core: $(CORE)/libawafs.a unit $(BIN)/awafs-sim $(FUZZ_BIN)
+
+$(CORE)/%.o: lib/%.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) -c $< -o $@
+
+$(CORE)/libawafs.a: $(CORE_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+unit: $(UNIT_BINS)
+
+$(CORE)/tests/%: tests/unit/%.c tests/unit/unit.h $(CORE)/libawafs.a
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) -Itests/unit $< $(CORE)/libawafs.a -lcmocka -o $@
+
+$(BIN)/awafs-sim: sim/awafs-sim.c $(CORE)/libawafs.a
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) $< $(CORE)/libawafs.a -lm -o $@
+
+$(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	clang $(FUZZ_FLAGS) tests/fuzz/fuzz-hdr.c lib/awafs-hdr.c -o $@
+
+# ---- patched Open vSwitch -------------------------------------------------
+#
+# unpack (once) -> patch (again whenever ovs-patches/ changes) -> boot.sh +
+# configure (once) -> make (incremental).  A changed patch re-applies onto
+# freshly restored copies of only the files it touches; make then rebuilds
+# only those (automake regenerates its Makefiles itself if needed).
+
+$(OVS)/.unpacked:
+	build-aux/ovs-unpack.sh $(OVS_TARBALL) $(OVS)
+	@touch $@
+
+$(OVS)/.patched: $(OVS)/.unpacked ovs-patches/series \
+		$(wildcard ovs-patches/*.patch)
+	build-aux/ovs-patch.sh $(OVS_TARBALL) $(OVS)
+	@touch $@
+
+$(OVS)/.configured: | $(OVS)/.patched
+	cd $(OVS) && ./boot.sh >/dev/null 2>&1 && \
+		./configure --with-dpdk=shared --enable-Werror >/dev/null
+	@touch $@
+
+# The core is compiled by OVS through symlinks to lib/, so editing it is an
+# ordinary incremental rebuild.
+ovs: $(OVS)/.patched $(OVS)/.configured
+	@for f in $(CORE_SRCS) $(CORE_HDRS); do \
+		ln -sf $(CURDIR)/$$f $(OVS)/$$f; \
+	done
+	$(MAKE) -C $(OVS) -j$(JOBS)
+	@mkdir -p $(BIN)
+	@for p in $(OVS_PROGRAMS); do \
+		ln -sf $(CURDIR)/$(OVS)/$$p $(BIN)/$$(basename $$p); \
+	done
+
+# ---- tests and the main job ----------------------------------------------
+
+check: setup build
+	$(PYTEST) tests
+
+demo: setup build
+	$(BIN)/awafs-sim --queues 4 --percentiles 10,20,30 \
+		--workload $(SHARED)/workloads/datamining.cdf \
+		--shift-to $(SHARED)/workloads/websearch.cdf --shift-at-ms 3000 \
+		--duration-ms 6000 --rate 2000
+
+fuzz: $(FUZZ_BIN)
+	@mkdir -p $(B)/fuzz/corpus
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) \
+		-dict=tests/fuzz/awafs.dict $(B)/fuzz/corpus
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Installs everything AWAFS needs on Debian 12, by package name, and the
+# pinned Python packages into a virtual environment.  Idempotent: apt runs
+# only when a package is missing, pip only when requirements.txt changed.
+#
+# usage: build-aux/setup-debian.sh VENV_DIR
+set -eu
+
+venv=${1:?usage: setup-debian.sh VENV_DIR}
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+# OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
+# dpdk-testpmd); compilers and test tools for the core; tools the datapath
+# tests drive.
+packages="
+openvswitch-source libdpdk-dev dpdk dpdk-dev
+autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
+libnuma-dev libpcap-dev libunbound-dev
+python3 python3-venv python3-pip
+clang llvm libclang-rt-14-dev libcmocka-dev
+tcpdump iproute2 ethtool procps util-linux
+"
+
+missing=""
+for p in $packages; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$status" in
+        *"ok installed") ;;
+        *) missing="$missing $p" ;;
+    esac
+done
+
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" != 0 ]; then
+        echo "setup: missing Debian packages:$missing" >&2
+        echo "setup: run 'make setup' as root to install them" >&2
+        exit 1
+    fi
+    echo "setup: installing$missing"
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends $missing
+fi
+
+# The venv sees Debian's Python packages too (python3-os-ken for the
+# controller app), so it is built from Debian's interpreter.
+stamp="$venv/.requirements"
+if [ ! -x "$venv/bin/python" ]; then
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+fi
+if ! cmp -s "$top/requirements.txt" "$stamp"; then
+    "$venv/bin/pip" install -q --disable-pip-version-check \
+        -r "$top/requirements.txt"
+    cp "$top/requirements.txt" "$stamp"
+fi

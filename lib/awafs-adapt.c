@@ -1,0 +1,409 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The sliding window of completed flow sizes and the threshold recalculation
+ * (thesis Algorithm 1, with Homa's guards: a minimum sample count and a
+ * version on every published set).
+ *
+ * The thesis keeps a sorted linked list.  Here the window is a fixed circular
+ * buffer in arrival order, so pruning is O(pruned) from the oldest end, and
+ * percentiles are found by selection on a scratch copy: O(n) per round, no
+ * allocation after creation.  A full window evicts its oldest sample (counted
+ * in 'samples_evicted'). */
+
+#include "awafs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PCT_SCALE 100000u               /* pct_milli: 1/1000 of a percent. */
+#define WINDOW_MIN_CAPACITY 16
+#define WINDOW_MAX_CAPACITY (1u << 24)
+#define RING_MAX_CAPACITY (1u << 24)
+#define DRAIN_BURST 256
+
+struct awafs_adapt {
+    struct awafs_config cfg;
+    struct awafs_ring *ring;
+    struct awafs_ring_entry *win;       /* cfg.window_capacity entries. */
+    uint32_t win_first;                 /* Index of the oldest entry. */
+    uint32_t win_count;
+    uint64_t *scratch;                  /* cfg.window_capacity sizes. */
+    struct awafs_thresholds cur;
+    struct awafs_adapt_stats stats;
+};
+
+void
+awafs_config_default(struct awafs_config *cfg, uint32_t n_queues)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->n_queues = n_queues;
+    cfg->adaptive = true;
+    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+        cfg->pct_milli[i] = (i + 1) * 10 * 1000;   /* 10 %, 20 %, ... */
+        cfg->init_thr[i] = (i + 1) * 7000;         /* 7 kB, 14 kB, ... */
+    }
+    cfg->window_us = 250 * 1000;
+    cfg->interval_us = 200 * 1000;
+    cfg->min_samples = 20;
+    cfg->window_capacity = 32768;
+    cfg->ring_capacity = 4096;
+}
+
+const char *
+awafs_config_check(const struct awafs_config *cfg)
+{
+    uint32_t n_thr = cfg->n_queues - 1;
+
+    if (cfg->n_queues < AWAFS_MIN_QUEUES || cfg->n_queues > AWAFS_MAX_QUEUES) {
+        return "queues must be between 2 and 8";
+    }
+    for (uint32_t i = 0; i < n_thr; i++) {
+        if (!cfg->pct_milli[i] || cfg->pct_milli[i] >= PCT_SCALE) {
+            return "percentiles must be in (0, 100)";
+        }
+        if (i && cfg->pct_milli[i] <= cfg->pct_milli[i - 1]) {
+            return "percentiles must be strictly increasing";
+        }
+        if (i && cfg->init_thr[i] < cfg->init_thr[i - 1]) {
+            return "thresholds must be non-decreasing";
+        }
+    }
+    if (cfg->window_us <= 0) {
+        return "window must be positive";
+    }
+    if (cfg->interval_us <= 0) {
+        return "interval must be positive";
+    }
+    if (cfg->window_capacity < WINDOW_MIN_CAPACITY
+        || cfg->window_capacity > WINDOW_MAX_CAPACITY) {
+        return "window capacity must be between 16 and 16777216";
+    }
+    if (cfg->ring_capacity < 2 || cfg->ring_capacity > RING_MAX_CAPACITY) {
+        return "ring capacity must be between 2 and 16777216";
+    }
+    if (!cfg->min_samples || cfg->min_samples > cfg->window_capacity) {
+        return "min-samples must be between 1 and the window capacity";
+    }
+    return NULL;
+}
+
+static void
+set_initial(struct awafs_adapt *a, int64_t now_us)
+{
+    struct awafs_thresholds *t = &a->cur;
+
+    t->n_queues = a->cfg.n_queues;
+    t->updated_us = now_us;
+    t->n_samples = 0;
+    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+        t->thr[i] = i < t->n_queues - 1 ? a->cfg.init_thr[i] : UINT64_MAX;
+    }
+}
+
+size_t
+awafs_adapt_memsize(const struct awafs_config *cfg)
+{
+    return sizeof(struct awafs_adapt)
+           + awafs_ring_memsize(cfg->ring_capacity)
+           + (size_t) cfg->window_capacity
+             * (sizeof(struct awafs_ring_entry) + sizeof(uint64_t));
+}
+
+struct awafs_adapt *
+awafs_adapt_create(const struct awafs_config *cfg)
+{
+    struct awafs_adapt *a;
+
+    if (awafs_config_check(cfg)) {
+        return NULL;
+    }
+    a = calloc(1, sizeof *a);
+    if (!a) {
+        return NULL;
+    }
+    a->cfg = *cfg;
+    a->ring = awafs_ring_create(cfg->ring_capacity);
+    a->win = calloc(cfg->window_capacity, sizeof *a->win);
+    a->scratch = calloc(cfg->window_capacity, sizeof *a->scratch);
+    if (!a->ring || !a->win || !a->scratch) {
+        awafs_adapt_destroy(a);
+        return NULL;
+    }
+    set_initial(a, 0);
+    return a;
+}
+
+void
+awafs_adapt_destroy(struct awafs_adapt *a)
+{
+    if (a) {
+        awafs_ring_destroy(a->ring);
+        free(a->win);
+        free(a->scratch);
+        free(a);
+    }
+}
+
+struct awafs_ring *
+awafs_adapt_ring(struct awafs_adapt *a)
+{
+    return a->ring;
+}
+
+bool
+awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
+                        int64_t now_us)
+{
+    if (awafs_config_check(cfg)
+        || cfg->n_queues != a->cfg.n_queues
+        || cfg->window_capacity != a->cfg.window_capacity
+        || cfg->ring_capacity != a->cfg.ring_capacity) {
+        return false;
+    }
+    a->cfg = *cfg;
+    /* Static mode always runs on the configured set; adaptive mode keeps a
+     * learned set, so a new InitThr matters only until the first update.
+     * Any change to the published set is a new version. */
+    if (!cfg->adaptive || !a->stats.updates) {
+        struct awafs_thresholds old = a->cur;
+
+        set_initial(a, now_us);
+        if (memcmp(old.thr, a->cur.thr, sizeof old.thr)) {
+            a->cur.version = old.version + 1;
+        } else {
+            a->cur = old;
+        }
+    }
+    return true;
+}
+
+static void
+window_add(struct awafs_adapt *a, int64_t ts_us, uint64_t size)
+{
+    uint32_t cap = a->cfg.window_capacity;
+    uint32_t idx;
+
+    if (a->win_count == cap) {
+        a->win_first = (a->win_first + 1) % cap;
+        a->win_count--;
+        a->stats.samples_evicted++;
+    }
+    idx = (a->win_first + a->win_count) % cap;
+    a->win[idx].ts_us = ts_us;
+    a->win[idx].size = size;
+    a->win_count++;
+}
+
+/* Drops entries with ts < now - window (thesis Algorithm 1, line 28: an entry
+ * exactly 'window' old is kept).  Entries arrive in near time order; an
+ * entry older than one in front of it waits for that one to age out. */
+static void
+window_prune(struct awafs_adapt *a, int64_t now_us)
+{
+    int64_t cutoff = now_us - a->cfg.window_us;
+
+    while (a->win_count && a->win[a->win_first].ts_us < cutoff) {
+        a->win_first = (a->win_first + 1) % a->cfg.window_capacity;
+        a->win_count--;
+        a->stats.samples_pruned++;
+    }
+}
+
+bool
+awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
+                   struct awafs_thresholds *out)
+{
+    struct awafs_ring_entry burst[DRAIN_BURST];
+    uint64_t pct_out[AWAFS_MAX_THRESHOLDS];
+    uint32_t n_thr = a->cfg.n_queues - 1;
+    size_t n;
+
+    while ((n = awafs_ring_pop_burst(a->ring, burst, DRAIN_BURST)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            window_add(a, burst[i].ts_us, burst[i].size);
+        }
+        a->stats.samples_in += n;
+    }
+    window_prune(a, now_us);
+
+    if (!a->cfg.adaptive) {
+        *out = a->cur;
+        return false;
+    } else if (!a->win_count) {
+        a->stats.skipped_empty++;
+        *out = a->cur;
+        return false;
+    } else if (a->win_count < a->cfg.min_samples) {
+        a->stats.skipped_few++;
+        *out = a->cur;
+        return false;
+    }
+
+    for (uint32_t i = 0; i < a->win_count; i++) {
+        a->scratch[i] = a->win[(a->win_first + i) % a->cfg.window_capacity]
+                        .size;
+    }
+    awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli, n_thr,
+                      pct_out);
+    memcpy(a->cur.thr, pct_out, n_thr * sizeof pct_out[0]);
+    a->cur.version++;
+    a->cur.updated_us = now_us;
+    a->cur.n_samples = a->win_count;
+    a->stats.updates++;
+    *out = a->cur;
+    return true;
+}
+
+void
+awafs_adapt_current(const struct awafs_adapt *a, struct awafs_thresholds *out)
+{
+    *out = a->cur;
+}
+
+uint32_t
+awafs_adapt_window_count(const struct awafs_adapt *a)
+{
+    return a->win_count;
+}
+
+void
+awafs_adapt_get_stats(const struct awafs_adapt *a,
+                      struct awafs_adapt_stats *stats)
+{
+    *stats = a->stats;
+}
+
+/* ---- Selection ---- */
+
+static inline void
+swap_u64(uint64_t *a, uint64_t *b)
+{
+    uint64_t t = *a;
+
+    *a = *b;
+    *b = t;
+}
+
+static void
+sift_down(uint64_t *v, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+
+        if (child >= n) {
+            return;
+        }
+        if (child + 1 < n && v[child + 1] > v[child]) {
+            child++;
+        }
+        if (v[root] >= v[child]) {
+            return;
+        }
+        swap_u64(&v[root], &v[child]);
+        root = child;
+    }
+}
+
+static void
+heap_sort(uint64_t *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;) {
+        sift_down(v, i, n);
+    }
+    for (size_t i = n; i-- > 1;) {
+        swap_u64(&v[0], &v[i]);
+        sift_down(v, 0, i);
+    }
+}
+
+static uint64_t
+median3(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (a > b) {
+        swap_u64(&a, &b);
+    }
+    if (b > c) {
+        b = c;
+    }
+    return a > b ? a : b;
+}
+
+/* Places the element of rank 'k' of v[lo, hi) at v[k], with smaller or equal
+ * elements before it and greater or equal ones after it (introselect:
+ * three-way quickselect, which handles the many equal sizes of real
+ * workloads, with a heap-sort fallback against bad pivots). */
+static void
+select_kth(uint64_t *v, size_t lo, size_t hi, size_t k)
+{
+    size_t depth = 0;
+
+    for (size_t n = hi - lo; n > 1; n >>= 1) {
+        depth += 2;
+    }
+    while (hi - lo > 1) {
+        uint64_t pivot;
+        size_t lt, gt, i;
+
+        if (!depth--) {
+            heap_sort(v + lo, hi - lo);
+            return;
+        }
+        pivot = median3(v[lo], v[lo + (hi - lo) / 2], v[hi - 1]);
+        /* Dutch national flag: [lo,lt) < pivot, [lt,gt) == pivot, [gt,hi) >
+         * pivot. */
+        lt = lo;
+        gt = hi;
+        i = lo;
+        while (i < gt) {
+            if (v[i] < pivot) {
+                swap_u64(&v[i++], &v[lt++]);
+            } else if (v[i] > pivot) {
+                swap_u64(&v[i], &v[--gt]);
+            } else {
+                i++;
+            }
+        }
+        if (k < lt) {
+            hi = lt;
+        } else if (k >= gt) {
+            lo = gt;
+        } else {
+            return;
+        }
+    }
+}
+
+void
+awafs_percentiles(uint64_t *v, size_t n, const uint32_t *pct_milli,
+                  size_t n_pct, uint64_t *out)
+{
+    size_t lo = 0;
+
+    for (size_t i = 0; i < n_pct && n; i++) {
+        /* Rank ceil(p * n), 1-based, in integers. */
+        uint64_t rank = ((uint64_t) pct_milli[i] * n + PCT_SCALE - 1)
+                        / PCT_SCALE;
+        size_t k = rank ? rank - 1 : 0;
+
+        if (k >= n) {
+            k = n - 1;
+        }
+        /* Ascending percentiles: everything before 'lo' is already <= the
+         * previous result, so select within [lo, n). */
+        select_kth(v, lo, n, k);
+        out[i] = v[k];
+        lo = k;
+    }
+}

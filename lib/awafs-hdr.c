@@ -1,0 +1,272 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Parser and encoder for the AWAFS TCP option.  The wire format is specified
+ * in docs/header.md.  The parser reads the frame byte by byte (no alignment
+ * assumptions) and checks every length against the frame before reading. */
+
+#include "awafs.h"
+
+#define ETH_HLEN 14
+#define ETH_TYPE_IPV4 0x0800
+#define ETH_TYPE_IPV6 0x86dd
+#define ETH_TYPE_VLAN 0x8100
+#define ETH_TYPE_QINQ 0x88a8
+#define VLAN_HLEN 4
+#define MAX_VLAN_TAGS 2
+
+#define IPV4_MIN_HLEN 20
+#define IPV6_HLEN 40
+#define IPPROTO_TCP_ 6
+#define TCP_MIN_HLEN 20
+#define TCP_OPT_EOL 0
+#define TCP_OPT_NOP 1
+
+#define AWAFS_COMPLETED_BIT 0x80000000u
+
+static inline uint16_t
+rd16(const uint8_t *p)
+{
+    return (uint16_t) (p[0] << 8 | p[1]);
+}
+
+static inline uint32_t
+rd32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16
+           | (uint32_t) p[2] << 8 | p[3];
+}
+
+static inline void
+wr16(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = v;
+}
+
+static inline void
+wr32(uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 24;
+    p[1] = v >> 16;
+    p[2] = v >> 8;
+    p[3] = v;
+}
+
+/* IPv6 next-header values that are extension headers (RFC 8200 and the IANA
+ * "IPv6 Extension Header Types" registry). */
+static bool
+is_ipv6_ext_hdr(uint8_t nh)
+{
+    switch (nh) {
+    case 0: case 43: case 44: case 50: case 51: case 60:
+    case 135: case 139: case 140: case 253: case 254:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Walks the TCP options in [opt, end).  Returns OK with 'hdr' filled,
+ * NO_OPTION, or MALFORMED for a bad option length, a bad AWAFS option or a
+ * second AWAFS option. */
+static enum awafs_parse_result
+parse_tcp_options(const uint8_t *opt, const uint8_t *end,
+                  struct awafs_hdr *hdr)
+{
+    bool found = false;
+
+    while (opt < end) {
+        uint8_t kind = opt[0];
+        uint8_t len;
+
+        if (kind == TCP_OPT_EOL) {
+            break;
+        } else if (kind == TCP_OPT_NOP) {
+            opt++;
+            continue;
+        }
+        if (end - opt < 2) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        len = opt[1];
+        if (len < 2 || len > end - opt) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        if ((kind == AWAFS_OPT_KIND || kind == AWAFS_OPT_KIND_ALT)
+            && len >= 4 && rd16(opt + 2) == AWAFS_OPT_EXID) {
+            uint32_t word;
+
+            if (found || (len != AWAFS_OPT_LEN
+                          && len != AWAFS_OPT_LEN_COMPLETED)) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            word = rd32(opt + 4);
+            hdr->completed = (word & AWAFS_COMPLETED_BIT) != 0;
+            hdr->bytes_sent = word & ~AWAFS_COMPLETED_BIT;
+            if (hdr->completed != (len == AWAFS_OPT_LEN_COMPLETED)) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            hdr->flow_size = hdr->completed ? rd32(opt + 8) : 0;
+            if (hdr->completed && hdr->flow_size < hdr->bytes_sent) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            found = true;
+        }
+        opt += len;
+    }
+    return found ? AWAFS_PARSE_OK : AWAFS_PARSE_NO_OPTION;
+}
+
+static enum awafs_parse_result
+parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
+{
+    const uint8_t *end = p + len;
+    const uint8_t *l3, *l4, *l4_end;
+    uint16_t eth_type;
+    size_t tcp_hlen;
+
+    if (len < ETH_HLEN) {
+        return AWAFS_PARSE_MALFORMED;
+    }
+    eth_type = rd16(p + 12);
+    l3 = p + ETH_HLEN;
+    for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
+         i++) {
+        if (i == MAX_VLAN_TAGS) {
+            return AWAFS_PARSE_UNSUPPORTED;
+        }
+        if (end - l3 < VLAN_HLEN) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        eth_type = rd16(l3 + 2);
+        l3 += VLAN_HLEN;
+    }
+
+    if (eth_type == ETH_TYPE_IPV4) {
+        size_t ihl, tot_len;
+
+        if (end - l3 < IPV4_MIN_HLEN || (l3[0] >> 4) != 4) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        ihl = (l3[0] & 0x0f) * 4;
+        tot_len = rd16(l3 + 2);
+        if (ihl < IPV4_MIN_HLEN || tot_len < ihl || tot_len > end - l3) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        if (rd16(l3 + 6) & 0x3fff) {    /* MF flag or fragment offset. */
+            return AWAFS_PARSE_UNSUPPORTED;
+        }
+        if (l3[9] != IPPROTO_TCP_) {
+            return AWAFS_PARSE_NOT_TCP;
+        }
+        hdr->ip_version = 4;
+        l4 = l3 + ihl;
+        l4_end = l3 + tot_len;          /* Ignores Ethernet padding. */
+    } else if (eth_type == ETH_TYPE_IPV6) {
+        size_t payload_len;
+        uint8_t nh;
+
+        if (end - l3 < IPV6_HLEN || (l3[0] >> 4) != 6) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        payload_len = rd16(l3 + 4);
+        if (payload_len > end - l3 - IPV6_HLEN) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        nh = l3[6];
+        if (is_ipv6_ext_hdr(nh)) {
+            return AWAFS_PARSE_UNSUPPORTED;
+        }
+        if (nh != IPPROTO_TCP_) {
+            return AWAFS_PARSE_NOT_TCP;
+        }
+        hdr->ip_version = 6;
+        l4 = l3 + IPV6_HLEN;
+        l4_end = l4 + payload_len;
+    } else {
+        return AWAFS_PARSE_NOT_TCP;
+    }
+
+    if (l4_end - l4 < TCP_MIN_HLEN) {
+        return AWAFS_PARSE_MALFORMED;
+    }
+    tcp_hlen = (l4[12] >> 4) * 4;
+    if (tcp_hlen < TCP_MIN_HLEN || tcp_hlen > l4_end - l4) {
+        return AWAFS_PARSE_MALFORMED;
+    }
+    hdr->tcp_flags = l4[13];
+    hdr->l3_ofs = l3 - p;
+    hdr->l4_ofs = l4 - p;
+    return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
+}
+
+enum awafs_parse_result
+awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
+            struct awafs_parse_stats *stats)
+{
+    enum awafs_parse_result r;
+
+    hdr->bytes_sent = 0;
+    hdr->flow_size = 0;
+    hdr->completed = false;
+    /* Offsets are 16-bit; no Ethernet frame is longer than that. */
+    r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse__(frame, len, hdr);
+    if (stats) {
+        stats->n[r]++;
+    }
+    return r;
+}
+
+const char *
+awafs_parse_result_to_string(enum awafs_parse_result r)
+{
+    switch (r) {
+    case AWAFS_PARSE_OK:
+        return "ok";
+    case AWAFS_PARSE_NOT_TCP:
+        return "not-tcp";
+    case AWAFS_PARSE_NO_OPTION:
+        return "no-option";
+    case AWAFS_PARSE_UNSUPPORTED:
+        return "unsupported";
+    case AWAFS_PARSE_MALFORMED:
+        return "malformed";
+    case AWAFS_PARSE_N_RESULTS:
+    default:
+        return "<invalid>";
+    }
+}
+
+size_t
+awafs_opt_encode(uint8_t *buf, uint64_t bytes_sent, bool completed,
+                 uint64_t flow_size)
+{
+    uint32_t sent = bytes_sent > AWAFS_BYTES_SENT_MAX
+                    ? AWAFS_BYTES_SENT_MAX : bytes_sent;
+    size_t len = completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
+
+    buf[0] = AWAFS_OPT_KIND;
+    buf[1] = len;
+    wr16(buf + 2, AWAFS_OPT_EXID);
+    wr32(buf + 4, sent | (completed ? AWAFS_COMPLETED_BIT : 0));
+    if (completed) {
+        if (flow_size < sent) {
+            flow_size = sent;
+        }
+        wr32(buf + 8, flow_size > AWAFS_FLOW_SIZE_MAX
+                      ? AWAFS_FLOW_SIZE_MAX : flow_size);
+    }
+    return len;
+}

@@ -1,0 +1,182 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* Bounded multi-producer, single-consumer ring of completed flow sizes.
+ *
+ * The algorithm is D. Vyukov's bounded queue: every slot carries a sequence
+ * number that tells producers and the consumer whose turn it is.  A producer
+ * claims a position with one compare-and-swap on 'head' (retried only when
+ * another producer won the same position, so it is lock-free) and publishes
+ * the slot with a release store of its sequence.  A full ring is detected
+ * without waiting: the push fails and is counted.  Producers never block and
+ * never allocate.
+ *
+ * A producer preempted between its claim and its publish makes the consumer
+ * stop at that slot until the next pop; nothing is lost. */
+
+#include "awafs.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_LINE 64
+#define RING_MAX_CAPACITY (1u << 24)
+
+struct ring_slot {
+    atomic_uint_fast64_t seq;
+    int64_t ts_us;
+    uint64_t size;
+};
+
+struct awafs_ring {
+    uint64_t mask;
+    alignas(CACHE_LINE) atomic_uint_fast64_t head;  /* Producers. */
+    atomic_uint_fast64_t dropped;
+    alignas(CACHE_LINE) uint64_t tail;              /* Consumer only. */
+    alignas(CACHE_LINE) struct ring_slot slots[];
+};
+
+static uint64_t
+round_up_pow2(uint32_t n)
+{
+    uint64_t p = 1;
+
+    while (p < n) {
+        p <<= 1;
+    }
+    return p;
+}
+
+size_t
+awafs_ring_memsize(uint32_t capacity)
+{
+    return sizeof(struct awafs_ring)
+           + round_up_pow2(capacity) * sizeof(struct ring_slot);
+}
+
+struct awafs_ring *
+awafs_ring_create(uint32_t capacity)
+{
+    struct awafs_ring *r;
+    uint64_t cap;
+    size_t size;
+
+    if (capacity < 2 || capacity > RING_MAX_CAPACITY) {
+        return NULL;
+    }
+    cap = round_up_pow2(capacity);
+    size = awafs_ring_memsize(capacity);
+    /* aligned_alloc() wants a multiple of the alignment. */
+    size = (size + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
+    r = aligned_alloc(CACHE_LINE, size);
+    if (!r) {
+        return NULL;
+    }
+    memset(r, 0, size);
+    r->mask = cap - 1;
+    atomic_init(&r->head, 0);
+    atomic_init(&r->dropped, 0);
+    r->tail = 0;
+    for (uint64_t i = 0; i < cap; i++) {
+        atomic_init(&r->slots[i].seq, i);
+    }
+    return r;
+}
+
+void
+awafs_ring_destroy(struct awafs_ring *r)
+{
+    free(r);
+}
+
+uint32_t
+awafs_ring_capacity(const struct awafs_ring *r)
+{
+    return r->mask + 1;
+}
+
+bool
+awafs_ring_push(struct awafs_ring *r, int64_t ts_us, uint64_t size)
+{
+    uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+    struct ring_slot *slot;
+
+    for (;;) {
+        int64_t diff;
+
+        slot = &r->slots[pos & r->mask];
+        diff = (int64_t) (atomic_load_explicit(&slot->seq,
+                                               memory_order_acquire) - pos);
+        if (diff == 0) {
+            if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                break;
+            }
+            /* Lost the race: 'pos' now holds the current head. */
+        } else if (diff < 0) {
+            /* The consumer has not freed this slot yet: full. */
+            atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+            return false;
+        } else {
+            pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+        }
+    }
+    slot->ts_us = ts_us;
+    slot->size = size;
+    atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
+    return true;
+}
+
+size_t
+awafs_ring_pop_burst(struct awafs_ring *r, struct awafs_ring_entry *out,
+                     size_t max)
+{
+    size_t n = 0;
+
+    while (n < max) {
+        struct ring_slot *slot = &r->slots[r->tail & r->mask];
+        uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+
+        if (seq != r->tail + 1) {
+            break;      /* Empty, or the next producer has not published. */
+        }
+        out[n].ts_us = slot->ts_us;
+        out[n].size = slot->size;
+        n++;
+        atomic_store_explicit(&slot->seq, r->tail + r->mask + 1,
+                              memory_order_release);
+        r->tail++;
+    }
+    return n;
+}
+
+/* Successful pushes so far.  Approximate while producers run. */
+uint64_t
+awafs_ring_pushed(const struct awafs_ring *r)
+{
+    struct awafs_ring *rw = (struct awafs_ring *) r;
+
+    return atomic_load_explicit(&rw->head, memory_order_relaxed);
+}
+
+uint64_t
+awafs_ring_dropped(const struct awafs_ring *r)
+{
+    struct awafs_ring *rw = (struct awafs_ring *) r;
+
+    return atomic_load_explicit(&rw->dropped, memory_order_relaxed);
+}

@@ -1,0 +1,211 @@
+/*
+ * AWAFS core: adaptive, workload-agnostic flow scheduling.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#ifndef AWAFS_H
+#define AWAFS_H 1
+
+/* The AWAFS core, free of DPDK and OVS headers so that it can be unit-tested
+ * on its own.  Four parts:
+ *
+ *   - awafs_parse(): finds the end-host header (a TCP experimental option,
+ *     docs/header.md) in a raw Ethernet frame.
+ *   - awafs_classify(): MLFQ queue for a flow's bytes-sent.
+ *   - struct awafs_ring: bounded lock-free multi-producer, single-consumer
+ *     ring of completed flow sizes, filled per packet by the datapath.
+ *   - struct awafs_adapt: the window of completed sizes and the periodic
+ *     threshold recalculation (Algorithm 1 of the thesis), run off the fast
+ *     path.
+ *
+ * Time is always passed in by the caller, in microseconds, so the core has no
+ * clock and tests are deterministic. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AWAFS_MIN_QUEUES 2
+#define AWAFS_MAX_QUEUES 8
+#define AWAFS_MAX_THRESHOLDS (AWAFS_MAX_QUEUES - 1)
+
+/* ---- End-host header (docs/header.md) ---- */
+
+#define AWAFS_OPT_KIND 253          /* RFC 6994 experimental option. */
+#define AWAFS_OPT_KIND_ALT 254      /* Also accepted by the parser. */
+#define AWAFS_OPT_EXID 0x4157       /* 16-bit ExID, "AW". */
+#define AWAFS_OPT_LEN 8             /* Data segment. */
+#define AWAFS_OPT_LEN_COMPLETED 12  /* Segment that completes the flow. */
+#define AWAFS_BYTES_SENT_MAX 0x7fffffffu  /* 31-bit field, saturates. */
+#define AWAFS_FLOW_SIZE_MAX 0xffffffffu   /* 32-bit field, saturates. */
+
+struct awafs_hdr {
+    uint32_t bytes_sent;    /* Flow bytes sent before this segment. */
+    uint32_t flow_size;     /* Final flow size, valid if 'completed'. */
+    bool completed;
+    uint8_t ip_version;     /* 4 or 6. */
+    uint8_t tcp_flags;      /* FIN, SYN, RST, ... (low 8 bits). */
+    uint16_t l3_ofs;        /* Offset of the IP header in the frame. */
+    uint16_t l4_ofs;        /* Offset of the TCP header in the frame. */
+};
+
+enum awafs_parse_result {
+    AWAFS_PARSE_OK,           /* Header found and valid. */
+    AWAFS_PARSE_NOT_TCP,      /* Not IPv4/IPv6 TCP: headerless. */
+    AWAFS_PARSE_NO_OPTION,    /* TCP without the AWAFS option: headerless. */
+    AWAFS_PARSE_UNSUPPORTED,  /* IPv6 extension headers, IP fragments. */
+    AWAFS_PARSE_MALFORMED,    /* Truncated or inconsistent frame/option. */
+    AWAFS_PARSE_N_RESULTS
+};
+
+/* Counters bumped by awafs_parse(), one per result. */
+struct awafs_parse_stats {
+    uint64_t n[AWAFS_PARSE_N_RESULTS];
+};
+
+enum awafs_parse_result awafs_parse(const void *frame, size_t len,
+                                    struct awafs_hdr *hdr,
+                                    struct awafs_parse_stats *stats);
+const char *awafs_parse_result_to_string(enum awafs_parse_result);
+
+/* Writes the option into 'buf' (at least AWAFS_OPT_LEN_COMPLETED bytes if
+ * 'completed', else AWAFS_OPT_LEN), saturating both values.  Returns the
+ * option length. */
+size_t awafs_opt_encode(uint8_t *buf, uint64_t bytes_sent, bool completed,
+                        uint64_t flow_size);
+
+/* ---- Thresholds and the MLFQ classifier ---- */
+
+/* An immutable set of demotion thresholds.  thr[i] separates queue i from
+ * queue i + 1; unused entries are UINT64_MAX.  Non-decreasing: two equal
+ * thresholds leave the queue between them empty. */
+struct awafs_thresholds {
+    uint64_t version;       /* 0 for the initial set, +1 per update. */
+    int64_t updated_us;     /* When this set was computed. */
+    uint32_t n_queues;
+    uint32_t n_samples;     /* Window samples this set was computed from. */
+    uint64_t thr[AWAFS_MAX_THRESHOLDS];
+};
+
+/* Queue for a flow that has sent 'bytes_sent' bytes: the number of thresholds
+ * that are <= 'bytes_sent', always < t->n_queues.  Queue 0 has the highest
+ * priority.  A flow that sent exactly thr[i] bytes is demoted past queue i.
+ * Branch-free. */
+static inline unsigned int
+awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
+{
+    /* Unused thresholds are UINT64_MAX: never reach them. */
+    uint64_t b = bytes_sent - (bytes_sent == UINT64_MAX);
+    unsigned int q = 0;
+
+    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+        q += b >= t->thr[i];
+    }
+    return q;
+}
+
+/* ---- Completed-size ring ---- */
+
+struct awafs_ring_entry {
+    int64_t ts_us;
+    uint64_t size;
+};
+
+struct awafs_ring;
+
+/* 'capacity' is rounded up to a power of 2.  Returns NULL on bad capacity or
+ * out of memory. */
+struct awafs_ring *awafs_ring_create(uint32_t capacity);
+void awafs_ring_destroy(struct awafs_ring *);
+size_t awafs_ring_memsize(uint32_t capacity);
+uint32_t awafs_ring_capacity(const struct awafs_ring *);
+
+/* Any thread, concurrently: never blocks, never allocates.  Returns false and
+ * counts a drop when the ring is full. */
+bool awafs_ring_push(struct awafs_ring *, int64_t ts_us, uint64_t size);
+/* One consumer thread at a time. */
+size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
+                            size_t max);
+uint64_t awafs_ring_pushed(const struct awafs_ring *);
+uint64_t awafs_ring_dropped(const struct awafs_ring *);
+
+/* ---- Window and threshold recalculation ---- */
+
+struct awafs_config {
+    uint32_t n_queues;                          /* 2..8. */
+    bool adaptive;                              /* False: static (PIAS). */
+    uint32_t pct_milli[AWAFS_MAX_THRESHOLDS];   /* RefPct, in 1/1000 %. */
+    uint64_t init_thr[AWAFS_MAX_THRESHOLDS];    /* InitThr, bytes. */
+    int64_t window_us;                          /* W_update. */
+    int64_t interval_us;                        /* T_schedule. */
+    uint32_t min_samples;                       /* Guard before updating. */
+    uint32_t window_capacity;                   /* Max samples kept. */
+    uint32_t ring_capacity;                     /* Completions in flight. */
+};
+
+/* Fills 'cfg' with the documented defaults for 'n_queues' queues. */
+void awafs_config_default(struct awafs_config *cfg, uint32_t n_queues);
+/* Returns NULL if 'cfg' is valid, otherwise a static message. */
+const char *awafs_config_check(const struct awafs_config *cfg);
+
+struct awafs_adapt_stats {
+    uint64_t updates;           /* Published sets after the initial one. */
+    uint64_t skipped_empty;     /* Rounds with an empty window. */
+    uint64_t skipped_few;       /* Rounds below min_samples. */
+    uint64_t samples_in;        /* Completions moved into the window. */
+    uint64_t samples_pruned;    /* Aged out of the window. */
+    uint64_t samples_evicted;   /* Pushed out by a full window. */
+};
+
+struct awafs_adapt;
+
+/* Allocates everything the port will ever need.  NULL if 'cfg' is invalid
+ * (see awafs_config_check()) or out of memory. */
+struct awafs_adapt *awafs_adapt_create(const struct awafs_config *cfg);
+void awafs_adapt_destroy(struct awafs_adapt *);
+/* Bytes allocated by awafs_adapt_create() for 'cfg'. */
+size_t awafs_adapt_memsize(const struct awafs_config *cfg);
+
+/* The ring the datapath pushes completions into. */
+struct awafs_ring *awafs_adapt_ring(struct awafs_adapt *);
+
+/* Replaces the parameters that do not change the memory layout (percentiles,
+ * window, interval, min_samples, mode, InitThr) keeping the learned window.
+ * Static mode, or adaptive mode before its first update, switches to the
+ * configured thresholds at once.  Returns false, changing nothing, if 'cfg'
+ * is invalid or needs a new instance (queues or capacities differ). */
+bool awafs_adapt_reconfigure(struct awafs_adapt *,
+                             const struct awafs_config *cfg, int64_t now_us);
+
+/* One round of Algorithm 1 at time 'now_us': moves completions from the ring
+ * into the window, prunes entries older than the window, and, in adaptive
+ * mode with at least min_samples entries, computes the configured
+ * percentiles.  Returns true and fills 'out' with a new set (version + 1) if
+ * it published one; otherwise 'out' is the current set unchanged. */
+bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,
+                        struct awafs_thresholds *out);
+
+void awafs_adapt_current(const struct awafs_adapt *,
+                         struct awafs_thresholds *out);
+uint32_t awafs_adapt_window_count(const struct awafs_adapt *);
+void awafs_adapt_get_stats(const struct awafs_adapt *,
+                           struct awafs_adapt_stats *);
+
+/* Nearest-rank percentile: the smallest sample with at least 'pct_milli' /
+ * 100000 of the samples <= it.  Computes 'n_pct' strictly ascending
+ * percentiles of the 'n' > 0 values in 'v' (reordered in place). */
+void awafs_percentiles(uint64_t *v, size_t n, const uint32_t *pct_milli,
+                       size_t n_pct, uint64_t *out);
+
+#endif /* awafs.h */

@@ -1,0 +1,53 @@
+"""Writes a seed corpus for the header-parser fuzzer: valid frames with the
+AWAFS option (IPv4/IPv6, 0-2 VLAN tags, data and completion forms, among
+other TCP options), so fuzzing starts deep inside the parser."""
+
+import struct
+import sys
+from pathlib import Path
+
+KIND, EXID = 253, 0x4157
+
+
+def awafs_option(sent, size=None):
+    if size is None:
+        return struct.pack("!BBHI", KIND, 8, EXID, sent)
+    return struct.pack("!BBHII", KIND, 12, EXID, sent | 1 << 31, size)
+
+
+def frame(ipv6, vlans, opts, payload=b"x" * 10):
+    tcp_opts = opts + b"\x00" * (-len(opts) % 4)
+    doff = (20 + len(tcp_opts)) // 4
+    tcp = struct.pack("!HHIIBBHHH", 40000, 5001, 1, 0, doff << 4, 0x18,
+                      65535, 0, 0) + tcp_opts + payload
+    if ipv6:
+        l3 = struct.pack("!IHBB", 6 << 28, len(tcp), 6, 64) + bytes(32)
+        eth_type = 0x86DD
+    else:
+        l3 = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0x4000,
+                         64, 6, 0, bytes(4), bytes(4))
+        eth_type = 0x0800
+    eth = bytes(12)
+    for i in range(vlans):
+        eth += struct.pack("!HH", 0x88A8 if i == 0 and vlans > 1 else 0x8100,
+                           100 + i)
+    return eth + struct.pack("!H", eth_type) + l3 + tcp
+
+
+def seeds():
+    other = b"\x02\x04\x05\xb4\x01\x01\x08\x0a" + bytes(8)
+    for ipv6 in (False, True):
+        for vlans in (0, 1, 2):
+            yield frame(ipv6, vlans, awafs_option(1000))
+            yield frame(ipv6, vlans, other + awafs_option(5, 9000))
+
+
+def main(outdir):
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    for i, data in enumerate(seeds()):
+        (out / f"seed-{i:02d}").write_bytes(data)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

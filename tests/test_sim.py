@@ -1,0 +1,102 @@
+"""The thesis micro-benchmark and a workload shift, as deterministic
+simulations of the AWAFS core (sim/awafs-sim.c driving lib/).
+
+Expected values are computed here, independently of the C code, from the
+workload CDF files."""
+
+import csv
+import io
+import subprocess
+
+import pytest
+
+from conftest import BIN
+
+WINDOW_MS, INTERVAL_MS = 250, 200
+
+
+def run_sim(*args):
+    proc = subprocess.run([str(BIN / "awafs-sim"), "--csv", *map(str, args)],
+                          capture_output=True, text=True, timeout=60,
+                          check=True)
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    for r in rows:
+        r["t_ms"] = int(r["t_ms"])
+        r["version"] = int(r["version"])
+        r["thr"] = [int(v) for k, v in r.items() if k.startswith("thr")]
+    return rows
+
+
+def load_cdf(path):
+    points = []
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            size, prob = line.split()
+            points.append((float(size), float(prob)))
+    return points
+
+
+def inverse_cdf(points, p):
+    """Flow size at cumulative probability p, interpolating linearly."""
+    for i, (size, prob) in enumerate(points):
+        if p <= prob:
+            if i == 0 or prob == points[i - 1][1]:
+                return size
+            s0, p0 = points[i - 1]
+            return s0 + (p - p0) / (prob - p0) * (size - s0)
+    return points[-1][0]
+
+
+@pytest.mark.parametrize("init", [1000, 10000, 1000000])
+def test_micro_benchmark_converges_to_10kB(init):
+    """2 queues, RefPct 10, W 250 ms, T 200 ms, 80 % 10 kB / 20 % 1000 kB:
+    the threshold reaches 10 kB within two updates after the window fills,
+    from any InitThr, and stays there."""
+    rows = run_sim("--micro", "--queues", 2, "--percentiles", 10,
+                   "--thresholds", init, "--window-ms", WINDOW_MS,
+                   "--interval-ms", INTERVAL_MS, "--rate", 1000,
+                   "--duration-ms", 3000)
+    assert rows[0]["t_ms"] == 0 and rows[0]["thr"] == [init]
+    assert rows[0]["version"] == 0
+    updates = [r for r in rows if r["t_ms"] >= WINDOW_MS]
+    deadline = updates[1]["t_ms"]           # second update after filling
+    converged = [r for r in rows if r["thr"] == [10000]]
+    assert converged and converged[0]["t_ms"] <= deadline, rows
+    assert all(r["thr"] == [10000] for r in rows
+               if r["t_ms"] >= converged[0]["t_ms"])
+    # Every round published a new version.
+    assert [r["version"] for r in rows] == list(range(len(rows)))
+
+
+def test_static_mode_never_moves():
+    rows = run_sim("--micro", "--queues", 2, "--thresholds", 1000,
+                   "--static", "--duration-ms", 1000)
+    assert {tuple(r["thr"]) for r in rows} == {(1000,)}
+    assert {r["version"] for r in rows} == {0}
+
+
+def test_workload_shift_moves_thresholds(workloads):
+    """4 queues, RefPct 10/20/30: data mining, then web search.  Before the
+    shift the thresholds are data mining's percentiles, after it web
+    search's, and every threshold moves up (web search's small flows are
+    larger)."""
+    pcts = [10, 20, 30]
+    shift_ms, duration_ms = 3000, 6000
+    dm, ws = workloads / "datamining.cdf", workloads / "websearch.cdf"
+    rows = run_sim("--queues", 4, "--percentiles", "10,20,30",
+                   "--workload", dm, "--shift-to", ws,
+                   "--shift-at-ms", shift_ms, "--duration-ms", duration_ms,
+                   "--rate", 4000)
+    want_dm = [inverse_cdf(load_cdf(dm), p / 100) for p in pcts]
+    want_ws = [inverse_cdf(load_cdf(ws), p / 100) for p in pcts]
+
+    before = [r for r in rows if WINDOW_MS <= r["t_ms"] <= shift_ms]
+    after = [r for r in rows
+             if r["t_ms"] >= shift_ms + WINDOW_MS + INTERVAL_MS]
+    assert before and after
+    for r in before:
+        assert r["thr"] == pytest.approx(want_dm, rel=0.02), r
+    for r in after:
+        assert r["thr"] == pytest.approx(want_ws, rel=0.03), r
+    for old, new in zip(before[-1]["thr"], after[0]["thr"]):
+        assert new > old

@@ -1,0 +1,381 @@
+/* Unit tests: the completed-size window, percentiles and threshold updates
+ * (thesis Algorithm 1 with Homa's guards). */
+
+#include "unit.h"
+
+#include <stdlib.h>
+
+#define MS 1000
+
+static struct awafs_config
+config(uint32_t n_queues)
+{
+    struct awafs_config c;
+
+    awafs_config_default(&c, n_queues);
+    c.min_samples = 1;
+    return c;
+}
+
+static int
+cmp_u64(const void *a_, const void *b_)
+{
+    uint64_t a = *(const uint64_t *) a_, b = *(const uint64_t *) b_;
+
+    return a < b ? -1 : a > b;
+}
+
+static void
+test_percentile_small_sets(void **state)
+{
+    uint64_t v[10], out[3];
+
+    (void) state;
+    /* 1..10: nearest rank ceil(p * n). */
+    for (int i = 0; i < 10; i++) {
+        v[i] = 10 - i;
+    }
+    awafs_percentiles(v, 10, (uint32_t[]) { 10000, 50000, 55000 }, 3, out);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 5);
+    assert_int_equal(out[2], 6);
+    awafs_percentiles(v, 10, (uint32_t[]) { 1, 99999 }, 2, out);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 10);
+    /* One sample is every percentile. */
+    v[0] = 42;
+    awafs_percentiles(v, 1, (uint32_t[]) { 1000, 99000 }, 2, out);
+    assert_int_equal(out[0], 42);
+    assert_int_equal(out[1], 42);
+    /* Four samples, 25 % is the first, 25.001 % the second. */
+    memcpy(v, (uint64_t[]) { 40, 10, 30, 20 }, 4 * sizeof v[0]);
+    awafs_percentiles(v, 4, (uint32_t[]) { 25000, 25001 }, 2, out);
+    assert_int_equal(out[0], 10);
+    assert_int_equal(out[1], 20);
+}
+
+/* Selection against sorting, on shapes that break naive quickselects. */
+static void
+test_percentile_matches_sort(void **state)
+{
+    static const uint32_t pct[7] = { 1000, 10000, 25000, 50000, 75000,
+                                     90000, 99000 };
+    enum { N = 5000 };
+    uint64_t *v = malloc(N * sizeof *v), *sorted = malloc(N * sizeof *v);
+
+    (void) state;
+    srand(7);
+    for (int shape = 0; shape < 6; shape++) {
+        for (size_t n = 1; n <= N; n = n * 3 + 1) {
+            uint64_t out[7];
+
+            for (size_t i = 0; i < n; i++) {
+                v[i] = shape == 0 ? (uint64_t) rand()
+                       : shape == 1 ? i                        /* sorted */
+                       : shape == 2 ? n - i                    /* reversed */
+                       : shape == 3 ? 7                        /* equal */
+                       : shape == 4 ? (i < n / 2 ? i : n - i)  /* organ */
+                       : (uint64_t) (rand() % 3);              /* few */
+            }
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *v, cmp_u64);
+            awafs_percentiles(v, n, pct, 7, out);
+            for (int i = 0; i < 7; i++) {
+                uint64_t rank = ((uint64_t) pct[i] * n + 99999) / 100000;
+
+                assert_int_equal(out[i], sorted[rank - 1]);
+            }
+        }
+    }
+    free(v);
+    free(sorted);
+}
+
+static void
+test_initial_thresholds(void **state)
+{
+    struct awafs_config c = config(4);
+    struct awafs_adapt *a;
+    struct awafs_thresholds t;
+
+    (void) state;
+    c.init_thr[0] = 1000;
+    c.init_thr[1] = 2000;
+    c.init_thr[2] = 3000;
+    a = awafs_adapt_create(&c);
+    awafs_adapt_current(a, &t);
+    assert_int_equal(t.version, 0);
+    assert_int_equal(t.n_queues, 4);
+    assert_int_equal(t.thr[0], 1000);
+    assert_int_equal(t.thr[2], 3000);
+    assert_int_equal(t.thr[3], UINT64_MAX);
+    assert_int_equal(t.thr[6], UINT64_MAX);
+    /* Empty window: nothing published, the old set stays. */
+    assert_false(awafs_adapt_update(a, 200 * MS, &t));
+    assert_int_equal(t.version, 0);
+    assert_int_equal(t.thr[1], 2000);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_update_publishes_percentiles(void **state)
+{
+    struct awafs_config c = config(3);
+    struct awafs_adapt *a;
+    struct awafs_ring *r;
+    struct awafs_thresholds t;
+
+    (void) state;
+    c.pct_milli[0] = 10000;
+    c.pct_milli[1] = 50000;
+    a = awafs_adapt_create(&c);
+    r = awafs_adapt_ring(a);
+    for (int i = 1; i <= 100; i++) {
+        assert_true(awafs_ring_push(r, 100 * MS, i * 100));
+    }
+    assert_true(awafs_adapt_update(a, 200 * MS, &t));
+    assert_int_equal(t.version, 1);
+    assert_int_equal(t.n_samples, 100);
+    assert_int_equal(t.updated_us, 200 * MS);
+    assert_int_equal(t.thr[0], 1000);
+    assert_int_equal(t.thr[1], 5000);
+    assert_int_equal(t.thr[2], UINT64_MAX);
+    assert_int_equal(awafs_adapt_window_count(a), 100);
+    /* Every update is a new version, even with the same values. */
+    assert_true(awafs_adapt_update(a, 300 * MS, &t));
+    assert_int_equal(t.version, 2);
+    assert_int_equal(t.thr[0], 1000);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_prune_exact_boundary(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_adapt *a;
+    struct awafs_ring *r;
+    struct awafs_thresholds t;
+    struct awafs_adapt_stats st;
+
+    (void) state;
+    c.window_us = 250 * MS;
+    a = awafs_adapt_create(&c);
+    r = awafs_adapt_ring(a);
+    awafs_ring_push(r, 1000, 10);
+    awafs_ring_push(r, 1001, 20);
+    awafs_ring_push(r, 1002, 30);
+    /* At now = 1001 + W, the entry at 1001 is exactly W old: kept. */
+    awafs_adapt_update(a, 1001 + 250 * MS, &t);
+    assert_int_equal(awafs_adapt_window_count(a), 2);
+    assert_int_equal(t.thr[0], 20);
+    awafs_adapt_update(a, 1002 + 250 * MS, &t);
+    assert_int_equal(awafs_adapt_window_count(a), 1);
+    assert_int_equal(t.thr[0], 30);
+    /* All aged out: the previous set is kept. */
+    assert_false(awafs_adapt_update(a, 1003 + 250 * MS, &t));
+    assert_int_equal(awafs_adapt_window_count(a), 0);
+    assert_int_equal(t.thr[0], 30);
+    assert_int_equal(t.version, 2);
+    awafs_adapt_get_stats(a, &st);
+    assert_int_equal(st.samples_in, 3);
+    assert_int_equal(st.samples_pruned, 3);
+    assert_int_equal(st.skipped_empty, 1);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_min_samples_guard(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_adapt *a;
+    struct awafs_thresholds t;
+    struct awafs_adapt_stats st;
+
+    (void) state;
+    c.min_samples = 5;
+    c.init_thr[0] = 777;
+    a = awafs_adapt_create(&c);
+    for (int i = 0; i < 4; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 0, 5000);
+    }
+    assert_false(awafs_adapt_update(a, 10, &t));
+    assert_int_equal(t.thr[0], 777);
+    assert_int_equal(t.version, 0);
+    awafs_ring_push(awafs_adapt_ring(a), 0, 5000);
+    assert_true(awafs_adapt_update(a, 20, &t));
+    assert_int_equal(t.thr[0], 5000);
+    awafs_adapt_get_stats(a, &st);
+    assert_int_equal(st.skipped_few, 1);
+    assert_int_equal(st.updates, 1);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_static_mode_never_moves(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_adapt *a;
+    struct awafs_thresholds t;
+
+    (void) state;
+    c.adaptive = false;
+    c.init_thr[0] = 1000;
+    a = awafs_adapt_create(&c);
+    for (int i = 0; i < 100; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 0, 1000000);
+    }
+    assert_false(awafs_adapt_update(a, 10, &t));
+    assert_int_equal(t.thr[0], 1000);
+    assert_int_equal(t.version, 0);
+    /* The window is still kept, for observability and a later switch. */
+    assert_int_equal(awafs_adapt_window_count(a), 100);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_full_window_evicts_oldest(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_adapt *a;
+    struct awafs_thresholds t;
+    struct awafs_adapt_stats st;
+
+    (void) state;
+    c.window_capacity = 16;
+    c.ring_capacity = 64;
+    c.pct_milli[0] = 1000;              /* The minimum, in practice. */
+    a = awafs_adapt_create(&c);
+    for (int i = 0; i < 40; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 0, i);
+    }
+    assert_true(awafs_adapt_update(a, 10, &t));
+    assert_int_equal(awafs_adapt_window_count(a), 16);
+    assert_int_equal(t.thr[0], 24);     /* 0..23 evicted. */
+    awafs_adapt_get_stats(a, &st);
+    assert_int_equal(st.samples_evicted, 24);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_reconfigure_keeps_window(void **state)
+{
+    struct awafs_config c = config(2), c2;
+    struct awafs_adapt *a;
+    struct awafs_thresholds t;
+
+    (void) state;
+    a = awafs_adapt_create(&c);
+    for (int i = 1; i <= 10; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 0, i);
+    }
+    awafs_adapt_update(a, 10, &t);
+    assert_int_equal(t.thr[0], 1);
+
+    /* New percentile: same window, new value at the next round. */
+    c2 = c;
+    c2.pct_milli[0] = 50000;
+    assert_true(awafs_adapt_reconfigure(a, &c2, 20));
+    assert_int_equal(awafs_adapt_window_count(a), 10);
+    awafs_adapt_current(a, &t);
+    assert_int_equal(t.thr[0], 1);      /* Learned set kept until then. */
+    awafs_adapt_update(a, 30, &t);
+    assert_int_equal(t.thr[0], 5);
+
+    /* Switching to static applies the configured set as a new version. */
+    c2.adaptive = false;
+    c2.init_thr[0] = 4242;
+    assert_true(awafs_adapt_reconfigure(a, &c2, 40));
+    awafs_adapt_current(a, &t);
+    assert_int_equal(t.thr[0], 4242);
+    assert_int_equal(t.version, 3);
+    assert_int_equal(t.updated_us, 40);
+
+    /* Queue count and capacities need a new instance; bad configs are
+     * refused without a change. */
+    c2 = c;
+    c2.n_queues = 3;
+    assert_false(awafs_adapt_reconfigure(a, &c2, 50));
+    c2 = c;
+    c2.window_capacity *= 2;
+    assert_false(awafs_adapt_reconfigure(a, &c2, 50));
+    c2 = c;
+    c2.pct_milli[0] = 0;
+    assert_false(awafs_adapt_reconfigure(a, &c2, 50));
+    awafs_adapt_current(a, &t);
+    assert_int_equal(t.thr[0], 4242);
+    awafs_adapt_destroy(a);
+}
+
+static void
+test_config_check(void **state)
+{
+    struct awafs_config c;
+
+    (void) state;
+    awafs_config_default(&c, 4);
+    assert_null(awafs_config_check(&c));
+    c.n_queues = 9;
+    assert_string_equal(awafs_config_check(&c),
+                        "queues must be between 2 and 8");
+    c.n_queues = 1;
+    assert_non_null(awafs_config_check(&c));
+    assert_null(awafs_adapt_create(&c));
+
+    awafs_config_default(&c, 4);
+    c.pct_milli[1] = c.pct_milli[0];
+    assert_string_equal(awafs_config_check(&c),
+                        "percentiles must be strictly increasing");
+    awafs_config_default(&c, 4);
+    c.pct_milli[2] = 100000;
+    assert_string_equal(awafs_config_check(&c),
+                        "percentiles must be in (0, 100)");
+    awafs_config_default(&c, 4);
+    c.init_thr[1] = c.init_thr[0] - 1;
+    assert_string_equal(awafs_config_check(&c),
+                        "thresholds must be non-decreasing");
+    awafs_config_default(&c, 4);
+    c.window_us = 0;
+    assert_non_null(awafs_config_check(&c));
+    awafs_config_default(&c, 4);
+    c.min_samples = 0;
+    assert_non_null(awafs_config_check(&c));
+    /* Entries past n_queues - 1 are ignored. */
+    awafs_config_default(&c, 2);
+    c.pct_milli[3] = 0;
+    assert_null(awafs_config_check(&c));
+}
+
+static void
+test_memory_is_fixed_and_documented(void **state)
+{
+    struct awafs_config c;
+    size_t size;
+
+    (void) state;
+    awafs_config_default(&c, 8);
+    size = awafs_adapt_memsize(&c);
+    /* docs/design.md: 24 bytes per window entry plus 24 per ring slot. */
+    assert_true(size >= (size_t) 32768 * 24 + 4096 * 24);
+    assert_true(size < (size_t) 32768 * 24 + 4096 * 24 + 1024);
+    assert_true(size <= 1024 * 1024);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_percentile_small_sets),
+        cmocka_unit_test(test_percentile_matches_sort),
+        cmocka_unit_test(test_initial_thresholds),
+        cmocka_unit_test(test_update_publishes_percentiles),
+        cmocka_unit_test(test_prune_exact_boundary),
+        cmocka_unit_test(test_min_samples_guard),
+        cmocka_unit_test(test_static_mode_never_moves),
+        cmocka_unit_test(test_full_window_evicts_oldest),
+        cmocka_unit_test(test_reconfigure_keeps_window),
+        cmocka_unit_test(test_config_check),
+        cmocka_unit_test(test_memory_is_fixed_and_documented),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,77 @@
+/* Unit tests: MLFQ classification by bytes sent. */
+
+#include "unit.h"
+
+static struct awafs_thresholds
+thresholds(uint32_t n_queues, const uint64_t *thr)
+{
+    struct awafs_thresholds t = { .n_queues = n_queues };
+
+    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+        t.thr[i] = i < n_queues - 1 ? thr[i] : UINT64_MAX;
+    }
+    return t;
+}
+
+static void
+test_two_queues(void **state)
+{
+    struct awafs_thresholds t = thresholds(2, (uint64_t[]) { 10000 });
+
+    (void) state;
+    assert_int_equal(awafs_classify(&t, 0), 0);
+    assert_int_equal(awafs_classify(&t, 9999), 0);
+    /* Equality demotes: a flow that has sent thr bytes is past it. */
+    assert_int_equal(awafs_classify(&t, 10000), 1);
+    assert_int_equal(awafs_classify(&t, UINT64_MAX - 1), 1);
+    assert_int_equal(awafs_classify(&t, UINT64_MAX), 1);
+}
+
+static void
+test_eight_queues(void **state)
+{
+    static const uint64_t thr[7] = { 10, 20, 30, 40, 50, 60, 70 };
+    struct awafs_thresholds t = thresholds(8, thr);
+
+    (void) state;
+    for (uint64_t b = 0; b < 100; b++) {
+        unsigned int want = b < 10 ? 0 : b >= 70 ? 7 : b / 10;
+
+        assert_int_equal(awafs_classify(&t, b), want);
+    }
+}
+
+static void
+test_equal_thresholds_skip_a_queue(void **state)
+{
+    struct awafs_thresholds t = thresholds(4, (uint64_t[]) { 5, 5, 9 });
+
+    (void) state;
+    assert_int_equal(awafs_classify(&t, 4), 0);
+    assert_int_equal(awafs_classify(&t, 5), 2);   /* Queue 1 is empty. */
+    assert_int_equal(awafs_classify(&t, 8), 2);
+    assert_int_equal(awafs_classify(&t, 9), 3);
+}
+
+static void
+test_zero_threshold(void **state)
+{
+    struct awafs_thresholds t = thresholds(3, (uint64_t[]) { 0, 100 });
+
+    (void) state;
+    assert_int_equal(awafs_classify(&t, 0), 1);
+    assert_int_equal(awafs_classify(&t, 100), 2);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_queues),
+        cmocka_unit_test(test_eight_queues),
+        cmocka_unit_test(test_equal_thresholds_skip_a_queue),
+        cmocka_unit_test(test_zero_threshold),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

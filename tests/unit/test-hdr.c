@@ -1,0 +1,415 @@
+/* Unit tests: the AWAFS TCP option parser and encoder (docs/header.md). */
+
+#include "unit.h"
+
+static uint8_t frame[1600];
+
+/* An 8-byte data option for 'sent' bytes. */
+static size_t
+data_opt(uint8_t *o, uint32_t sent)
+{
+    return awafs_opt_encode(o, sent, false, 0);
+}
+
+static enum awafs_parse_result
+parse(size_t len, struct awafs_hdr *h)
+{
+    return awafs_parse(frame, len, h, NULL);
+}
+
+static void
+test_ipv4_data(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt, .payload_len = 100 };
+    struct awafs_hdr h;
+    size_t l3, l4, len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 12345);
+    len = build_frame(frame, &s, &l3, &l4);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_int_equal(h.bytes_sent, 12345);
+    assert_false(h.completed);
+    assert_int_equal(h.flow_size, 0);
+    assert_int_equal(h.ip_version, 4);
+    assert_int_equal(h.l3_ofs, l3);
+    assert_int_equal(h.l4_ofs, l4);
+    assert_int_equal(h.tcp_flags, 0x18);
+}
+
+static void
+test_ipv4_completed(void **state)
+{
+    uint8_t opt[12];
+    struct frame_spec s = { .tcp_opts = opt };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    s.tcp_opts_len = awafs_opt_encode(opt, 8000, true, 10000);
+    assert_int_equal(s.tcp_opts_len, AWAFS_OPT_LEN_COMPLETED);
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_true(h.completed);
+    assert_int_equal(h.bytes_sent, 8000);
+    assert_int_equal(h.flow_size, 10000);
+}
+
+static void
+test_ipv6(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .ipv6 = true, .tcp_opts = opt,
+                            .payload_len = 10 };
+    struct awafs_hdr h;
+    size_t l3, l4, len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 77);
+    len = build_frame(frame, &s, &l3, &l4);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_int_equal(h.ip_version, 6);
+    assert_int_equal(h.bytes_sent, 77);
+    assert_int_equal(h.l3_ofs, l3);
+    assert_int_equal(h.l4_ofs, l4);
+}
+
+static void
+test_vlan_tags(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt };
+    struct awafs_hdr h;
+    size_t l3, len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 5);
+    for (int tags = 1; tags <= 2; tags++) {
+        for (int v6 = 0; v6 <= 1; v6++) {
+            s.n_vlans = tags;
+            s.ipv6 = v6;
+            len = build_frame(frame, &s, &l3, NULL);
+            assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+            assert_int_equal(h.l3_ofs, 14 + 4 * tags);
+            assert_int_equal(h.bytes_sent, 5);
+        }
+    }
+    s.n_vlans = 3;
+    s.ipv6 = false;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_UNSUPPORTED);
+}
+
+static void
+test_among_other_options(void **state)
+{
+    /* MSS, NOP, NOP, timestamps, a foreign experiment (kind 253, other
+     * ExID), SACK-permitted, then ours with kind 254, then EOL padding. */
+    uint8_t opts[40] = {
+        2, 4, 0x05, 0xb4,
+        1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2,
+        253, 6, 0x12, 0x34, 0xaa, 0xbb,
+        4, 2,
+    };
+    struct frame_spec s = { .tcp_opts = opts, .tcp_opts_len = 32 };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    data_opt(opts + 24, 999);
+    opts[24] = AWAFS_OPT_KIND_ALT;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_int_equal(h.bytes_sent, 999);
+}
+
+static void
+test_headerless(void **state)
+{
+    uint8_t opts[16] = { 2, 4, 0x05, 0xb4 };
+    struct frame_spec s = { .tcp_opts = opts, .tcp_opts_len = 4 };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_NO_OPTION);
+
+    /* MSS, EOL + padding, then our option: after EOL nothing counts. */
+    data_opt(opts + 8, 1);
+    s.tcp_opts_len = 16;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_NO_OPTION);
+
+    /* No options at all; UDP; ARP. */
+    s.tcp_opts_len = 0;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_NO_OPTION);
+    s.ip_proto = 17;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_NOT_TCP);
+    s.ipv6 = true;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_NOT_TCP);
+    put16(frame + 12, 0x0806);
+    assert_int_equal(parse(60, &h), AWAFS_PARSE_NOT_TCP);
+}
+
+static void
+test_every_truncation(void **state)
+{
+    uint8_t opt[12];
+    struct awafs_hdr h;
+
+    (void) state;
+    for (int v6 = 0; v6 <= 1; v6++) {
+        for (int tags = 0; tags <= 2; tags++) {
+            struct frame_spec s = { .ipv6 = v6, .n_vlans = tags,
+                                    .tcp_opts = opt, .payload_len = 3 };
+            size_t len;
+
+            s.tcp_opts_len = awafs_opt_encode(opt, 1, true, 2);
+            len = build_frame(frame, &s, NULL, NULL);
+            assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+            for (size_t cut = 0; cut < len; cut++) {
+                assert_int_equal(parse(cut, &h), AWAFS_PARSE_MALFORMED);
+            }
+        }
+    }
+}
+
+static void
+test_ethernet_padding(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt, .eth_padding = 6 };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 1);
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_int_equal(awafs_parse(frame, 70000, &h, NULL),
+                     AWAFS_PARSE_MALFORMED);
+}
+
+static void
+test_bad_ip_headers(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt };
+    struct awafs_hdr h;
+    size_t l3, len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 1);
+
+    len = build_frame(frame, &s, &l3, NULL);
+    frame[l3] = 0x44;                           /* IHL 4 < 5. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+    frame[l3] = 0x4f;                           /* IHL 60 > total. */
+    put16(frame + l3 + 2, 40);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+    len = build_frame(frame, &s, &l3, NULL);
+    frame[l3] = 0x65;                           /* Version 6 in IPv4. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+    len = build_frame(frame, &s, &l3, NULL);
+    put16(frame + l3 + 2, 19);                  /* Total < IHL. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+
+    len = build_frame(frame, &s, &l3, NULL);
+    put16(frame + l3 + 6, 0x2000);              /* More fragments. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_UNSUPPORTED);
+    put16(frame + l3 + 6, 0x0010);              /* Offset. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_UNSUPPORTED);
+    put16(frame + l3 + 6, 0x4000);              /* DF only: fine. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+
+    s.ipv6 = true;
+    len = build_frame(frame, &s, &l3, NULL);
+    frame[l3] = 0x40;                           /* Version 4 in IPv6. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+    len = build_frame(frame, &s, &l3, NULL);
+    put16(frame + l3 + 4, 1000);                /* Payload past end. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+}
+
+static void
+test_ipv6_extension_headers(void **state)
+{
+    static const uint8_t ext[] = { 0, 43, 44, 50, 51, 60, 135, 139, 140 };
+    uint8_t opt[8];
+    struct frame_spec s = { .ipv6 = true, .tcp_opts = opt };
+    struct awafs_hdr h;
+    struct awafs_parse_stats st = { { 0 } };
+    size_t l3, len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 1);
+    len = build_frame(frame, &s, &l3, NULL);
+    for (size_t i = 0; i < sizeof ext; i++) {
+        frame[l3 + 6] = ext[i];
+        assert_int_equal(awafs_parse(frame, len, &h, &st),
+                         AWAFS_PARSE_UNSUPPORTED);
+    }
+    assert_int_equal(st.n[AWAFS_PARSE_UNSUPPORTED], sizeof ext);
+}
+
+static void
+test_bad_tcp_header(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt };
+    struct awafs_hdr h;
+    size_t l4, len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 1);
+    len = build_frame(frame, &s, NULL, &l4);
+    frame[l4 + 12] = 4 << 4;                    /* Data offset 16 < 20. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+    frame[l4 + 12] = 15 << 4;                   /* 60 > segment. */
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_MALFORMED);
+}
+
+/* Runs options 'o' (4 bytes of room per row) through a frame. */
+static enum awafs_parse_result
+parse_opts(const uint8_t *o, size_t len)
+{
+    struct frame_spec s = { .tcp_opts = o, .tcp_opts_len = len };
+    struct awafs_hdr h;
+
+    return parse(build_frame(frame, &s, NULL, NULL), &h);
+}
+
+static void
+test_bad_option_lengths(void **state)
+{
+    uint8_t o[16];
+
+    (void) state;
+    /* Length 0 and 1 (would loop or underflow). */
+    memcpy(o, "\x02\x00\x00\x00", 4);
+    assert_int_equal(parse_opts(o, 4), AWAFS_PARSE_MALFORMED);
+    memcpy(o, "\x02\x01\x00\x00", 4);
+    assert_int_equal(parse_opts(o, 4), AWAFS_PARSE_MALFORMED);
+    /* Overlong: runs past the data offset. */
+    memcpy(o, "\x02\x05\x00\x00", 4);
+    assert_int_equal(parse_opts(o, 4), AWAFS_PARSE_MALFORMED);
+    data_opt(o, 1);
+    o[1] = 12;
+    assert_int_equal(parse_opts(o, 8), AWAFS_PARSE_MALFORMED);
+    /* A kind in the last byte with no room for its length. */
+    memcpy(o, "\x01\x01\x01\x02", 4);
+    assert_int_equal(parse_opts(o, 4), AWAFS_PARSE_MALFORMED);
+}
+
+static void
+test_bad_awafs_option(void **state)
+{
+    uint8_t o[24];
+
+    (void) state;
+    /* Wrong length for our ExID. */
+    memset(o, 1, sizeof o);
+    data_opt(o, 1);
+    o[1] = 10;
+    assert_int_equal(parse_opts(o, 12), AWAFS_PARSE_MALFORMED);
+    /* Completed flag in a short option. */
+    data_opt(o, 1);
+    o[4] |= 0x80;
+    assert_int_equal(parse_opts(o, 8), AWAFS_PARSE_MALFORMED);
+    /* Long option without the flag. */
+    awafs_opt_encode(o, 1, true, 5);
+    o[4] &= 0x7f;
+    assert_int_equal(parse_opts(o, 12), AWAFS_PARSE_MALFORMED);
+    /* Final size below bytes sent. */
+    awafs_opt_encode(o, 100, true, 100);
+    o[11] = 99;
+    assert_int_equal(parse_opts(o, 12), AWAFS_PARSE_MALFORMED);
+    /* Two AWAFS options. */
+    data_opt(o, 1);
+    data_opt(o + 8, 2);
+    assert_int_equal(parse_opts(o, 16), AWAFS_PARSE_MALFORMED);
+    /* Kind 253 too short for an ExID is someone else's: skipped. */
+    memcpy(o, "\xfd\x02\x01\x01", 4);
+    assert_int_equal(parse_opts(o, 4), AWAFS_PARSE_NO_OPTION);
+}
+
+static void
+test_stats_count_every_result(void **state)
+{
+    struct awafs_parse_stats st = { { 0 } };
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 1);
+    len = build_frame(frame, &s, NULL, NULL);
+    awafs_parse(frame, len, &h, &st);
+    awafs_parse(frame, len, &h, &st);
+    awafs_parse(frame, 10, &h, &st);
+    s.ip_proto = 17;
+    len = build_frame(frame, &s, NULL, NULL);
+    awafs_parse(frame, len, &h, &st);
+    assert_int_equal(st.n[AWAFS_PARSE_OK], 2);
+    assert_int_equal(st.n[AWAFS_PARSE_MALFORMED], 1);
+    assert_int_equal(st.n[AWAFS_PARSE_NOT_TCP], 1);
+    assert_int_equal(st.n[AWAFS_PARSE_NO_OPTION], 0);
+    assert_string_equal(awafs_parse_result_to_string(AWAFS_PARSE_MALFORMED),
+                        "malformed");
+}
+
+static void
+test_encode_saturates(void **state)
+{
+    uint8_t o[12];
+    struct awafs_hdr h;
+
+    (void) state;
+    assert_int_equal(awafs_opt_encode(o, 1ull << 40, false, 0), 8);
+    assert_int_equal(parse_opts(o, 8), AWAFS_PARSE_OK);
+    awafs_parse(frame, build_frame(frame, &(struct frame_spec) {
+                    .tcp_opts = o, .tcp_opts_len = 8 }, NULL, NULL),
+                &h, NULL);
+    assert_int_equal(h.bytes_sent, AWAFS_BYTES_SENT_MAX);
+    assert_false(h.completed);
+
+    assert_int_equal(awafs_opt_encode(o, 1ull << 40, true, 1ull << 40), 12);
+    awafs_parse(frame, build_frame(frame, &(struct frame_spec) {
+                    .tcp_opts = o, .tcp_opts_len = 12 }, NULL, NULL),
+                &h, NULL);
+    assert_int_equal(h.bytes_sent, AWAFS_BYTES_SENT_MAX);
+    assert_int_equal(h.flow_size, AWAFS_FLOW_SIZE_MAX);
+    assert_true(h.completed);
+    assert_memory_equal(o, "\xfd\x0c\x41\x57\xff\xff\xff\xff"
+                        "\xff\xff\xff\xff", 12);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ipv4_data),
+        cmocka_unit_test(test_ipv4_completed),
+        cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_vlan_tags),
+        cmocka_unit_test(test_among_other_options),
+        cmocka_unit_test(test_headerless),
+        cmocka_unit_test(test_every_truncation),
+        cmocka_unit_test(test_ethernet_padding),
+        cmocka_unit_test(test_bad_ip_headers),
+        cmocka_unit_test(test_ipv6_extension_headers),
+        cmocka_unit_test(test_bad_tcp_header),
+        cmocka_unit_test(test_bad_option_lengths),
+        cmocka_unit_test(test_bad_awafs_option),
+        cmocka_unit_test(test_stats_count_every_result),
+        cmocka_unit_test(test_encode_saturates),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

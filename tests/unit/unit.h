@@ -1,0 +1,79 @@
+/* Shared helpers for the AWAFS core unit tests (cmocka). */
+
+#ifndef AWAFS_UNIT_H
+#define AWAFS_UNIT_H 1
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "awafs.h"
+
+/* What build_frame() puts in a frame.  Zero means "the usual". */
+struct frame_spec {
+    int n_vlans;                /* 0, 1, 2 or more tags. */
+    bool ipv6;
+    uint8_t ip_proto;           /* Default TCP. */
+    const uint8_t *tcp_opts;    /* Raw TCP options, padded by the caller. */
+    size_t tcp_opts_len;        /* Multiple of 4. */
+    size_t payload_len;
+    size_t eth_padding;         /* Bytes after the IP packet. */
+};
+
+static inline void
+put16(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = v;
+}
+
+/* Builds an Ethernet frame into 'buf' (>= 1600 bytes) and returns its length.
+ * Offsets of the IP and TCP headers go to '*l3' and '*l4' if nonnull. */
+static inline size_t
+build_frame(uint8_t *buf, const struct frame_spec *s, size_t *l3, size_t *l4)
+{
+    size_t p = 12, ip, tcp, l4_len;
+    uint8_t proto = s->ip_proto ? s->ip_proto : 6;
+
+    memset(buf, 0, 1600);
+    memcpy(buf, "\x02\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x02", 12);
+    for (int i = 0; i < s->n_vlans; i++) {
+        put16(buf + p, i == 0 && s->n_vlans > 1 ? 0x88a8 : 0x8100);
+        put16(buf + p + 2, 100 + i);
+        p += 4;
+    }
+    put16(buf + p, s->ipv6 ? 0x86dd : 0x0800);
+    ip = p + 2;
+    tcp = ip + (s->ipv6 ? 40 : 20);
+    l4_len = 20 + s->tcp_opts_len + s->payload_len;
+    if (s->ipv6) {
+        buf[ip] = 0x60;
+        put16(buf + ip + 4, l4_len);
+        buf[ip + 6] = proto;
+        buf[ip + 7] = 64;
+    } else {
+        buf[ip] = 0x45;
+        put16(buf + ip + 2, 20 + l4_len);
+        buf[ip + 8] = 64;
+        buf[ip + 9] = proto;
+    }
+    put16(buf + tcp, 40000);
+    put16(buf + tcp + 2, 5001);
+    buf[tcp + 12] = (uint8_t) (((20 + s->tcp_opts_len) / 4) << 4);
+    buf[tcp + 13] = 0x18;       /* PSH|ACK */
+    if (s->tcp_opts_len) {
+        memcpy(buf + tcp + 20, s->tcp_opts, s->tcp_opts_len);
+    }
+    if (l3) {
+        *l3 = ip;
+    }
+    if (l4) {
+        *l4 = tcp;
+    }
+    return tcp + l4_len + s->eth_padding;
+}
+
+#endif /* unit.h */
