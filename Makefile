@@ -122,8 +122,8 @@ demo: setup build
 		--shift-to $(SHARED)/workloads/websearch.cdf --shift-at-ms 3000 \
 		--duration-ms 6000 --rate 2000
 
-fuzz: $(FUZZ_BIN)
-	@mkdir -p $(B)/fuzz/corpus
+fuzz: setup $(FUZZ_BIN)
+	$(VENV)/bin/python tests/fuzz/make_seeds.py $(B)/fuzz/corpus
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) \
 		-dict=tests/fuzz/awafs.dict $(B)/fuzz/corpus
 

@@ -5,13 +5,12 @@
 # files the previous run patched (and removes the ones it created), so make
 # recompiles only what the patches touch.
 #
-# usage: build-aux/ovs-patch.sh TARBALL OVS_DIR
+# usage: build-aux/ovs-patch.sh TARBALL OVS_DIR [PATCH_DIR]
 set -eu
 
-tarball=${1:?usage: ovs-patch.sh TARBALL OVS_DIR}
-ovs=${2:?usage: ovs-patch.sh TARBALL OVS_DIR}
-top=$(cd "$(dirname "$0")/.." && pwd)
-patches=$top/ovs-patches
+tarball=${1:?usage: ovs-patch.sh TARBALL OVS_DIR [PATCH_DIR]}
+ovs=${2:?usage: ovs-patch.sh TARBALL OVS_DIR [PATCH_DIR]}
+patches=${3:-$(cd "$(dirname "$0")/.." && pwd)/ovs-patches}
 touched=$ovs/.awafs-touched-files
 
 # Undo the previous run.
@@ -34,8 +33,7 @@ fi
 for p in $(grep -v '^[[:space:]]*#' "$patches/series"); do
     if ! patch -p1 -d "$ovs" -s -f --dry-run < "$patches/$p" >/dev/null 2>&1
     then
-        echo "ovs-patch: ovs-patches/$p does not apply to Open vSwitch" \
-             "3.1.0:" >&2
+        echo "ovs-patch: $p does not apply to Open vSwitch 3.1.0:" >&2
         patch -p1 -d "$ovs" -f --dry-run < "$patches/$p" >&2 || true
         exit 1
     fi

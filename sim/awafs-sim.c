@@ -147,7 +147,8 @@ usage(void)
            "  --workload CDF        flow-size CDF file\n"
            "  --shift-to CDF        switch to this CDF at --shift-at-ms\n"
            "  --shift-at-ms T       (default: half the duration)\n"
-           "  --csv                 machine-readable output\n");
+           "  --csv                 machine-readable output\n"
+           "  --memory              print the per-port memory and exit\n");
 }
 
 int
@@ -155,7 +156,8 @@ main(int argc, char *argv[])
 {
     enum { OPT_QUEUES = 256, OPT_PCT, OPT_THR, OPT_STATIC, OPT_WINDOW,
            OPT_INTERVAL, OPT_MIN, OPT_RATE, OPT_DURATION, OPT_MICRO,
-           OPT_WORKLOAD, OPT_SHIFT_TO, OPT_SHIFT_AT, OPT_CSV, OPT_HELP };
+           OPT_WORKLOAD, OPT_SHIFT_TO, OPT_SHIFT_AT, OPT_CSV, OPT_MEMORY,
+           OPT_HELP };
     static const struct option long_opts[] = {
         { "queues", required_argument, NULL, OPT_QUEUES },
         { "percentiles", required_argument, NULL, OPT_PCT },
@@ -171,6 +173,7 @@ main(int argc, char *argv[])
         { "shift-to", required_argument, NULL, OPT_SHIFT_TO },
         { "shift-at-ms", required_argument, NULL, OPT_SHIFT_AT },
         { "csv", no_argument, NULL, OPT_CSV },
+        { "memory", no_argument, NULL, OPT_MEMORY },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
@@ -181,7 +184,7 @@ main(int argc, char *argv[])
     struct awafs_config cfg;
     uint32_t queues = 2;
     struct awafs_adapt *a;
-    bool csv = false, is_static = false;
+    bool csv = false, is_static = false, memory = false;
     int64_t window_ms = 250, interval_ms = 200, min_samples = 20;
     int opt;
 
@@ -201,9 +204,19 @@ main(int argc, char *argv[])
         case OPT_SHIFT_TO: load_cdf(&second, optarg); break;
         case OPT_SHIFT_AT: shift_us = atoll(optarg) * 1000; break;
         case OPT_CSV: csv = true; break;
+        case OPT_MEMORY: memory = true; break;
         case OPT_HELP: usage(); return 0;
         default: usage(); return 2;
         }
+    }
+    if (memory) {
+        awafs_config_default(&cfg, queues);
+        printf("per-port memory at the defaults: %zu bytes (window %"PRIu32
+               " samples x %zu B, ring %"PRIu32" slots: %zu B)\n",
+               awafs_adapt_memsize(&cfg), cfg.window_capacity,
+               sizeof(struct awafs_ring_entry) + sizeof(uint64_t),
+               cfg.ring_capacity, awafs_ring_memsize(cfg.ring_capacity));
+        return 0;
     }
     if (!first.n) {
         usage();
