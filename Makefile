@@ -105,7 +105,10 @@ ovs: $(OVS)/.patched $(OVS)/.configured
 	@for f in $(CORE_SRCS) $(CORE_HDRS); do \
 		ln -sf $(CURDIR)/$$f $(OVS)/$$f; \
 	done
-	$(MAKE) -C $(OVS) -j$(JOBS)
+	@echo "make -C $(OVS) -j$(JOBS) (log: $(B)/ovs-build.log)"
+	@$(MAKE) -C $(OVS) -j$(JOBS) > $(B)/ovs-build.log 2>&1 || \
+		{ tail -40 $(B)/ovs-build.log; echo "OVS build failed:" \
+		  "see $(B)/ovs-build.log"; exit 1; }
 	@mkdir -p $(BIN)
 	@for p in $(OVS_PROGRAMS); do \
 		ln -sf $(CURDIR)/$(OVS)/$$p $(BIN)/$$(basename $$p); \
