@@ -168,10 +168,11 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         if (rd16(l3 + 6) & 0x3fff) {    /* MF flag or fragment offset. */
             return AWAFS_PARSE_UNSUPPORTED;
         }
+        hdr->ip_version = 4;
+        hdr->l3_ofs = l3 - p;
         if (l3[9] != IPPROTO_TCP_) {
             return AWAFS_PARSE_NOT_TCP;
         }
-        hdr->ip_version = 4;
         l4 = l3 + ihl;
         l4_end = l3 + tot_len;          /* Ignores Ethernet padding. */
     } else if (eth_type == ETH_TYPE_IPV6) {
@@ -185,6 +186,8 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         if (payload_len > end - l3 - IPV6_HLEN) {
             return AWAFS_PARSE_MALFORMED;
         }
+        hdr->ip_version = 6;
+        hdr->l3_ofs = l3 - p;
         nh = l3[6];
         if (is_ipv6_ext_hdr(nh)) {
             return AWAFS_PARSE_UNSUPPORTED;
@@ -192,7 +195,6 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         if (nh != IPPROTO_TCP_) {
             return AWAFS_PARSE_NOT_TCP;
         }
-        hdr->ip_version = 6;
         l4 = l3 + IPV6_HLEN;
         l4_end = l4 + payload_len;
     } else {
@@ -207,7 +209,6 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         return AWAFS_PARSE_MALFORMED;
     }
     hdr->tcp_flags = l4[13];
-    hdr->l3_ofs = l3 - p;
     hdr->l4_ofs = l4 - p;
     return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
 }
@@ -221,6 +222,8 @@ awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
     hdr->bytes_sent = 0;
     hdr->flow_size = 0;
     hdr->completed = false;
+    hdr->ip_version = 0;
+    hdr->l3_ofs = 0;
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
     r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse__(frame, len, hdr);
     if (stats) {

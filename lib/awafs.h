@@ -18,7 +18,7 @@
 #define AWAFS_H 1
 
 /* The AWAFS core, free of DPDK and OVS headers so that it can be unit-tested
- * on its own.  Four parts:
+ * on its own.  Five parts:
  *
  *   - awafs_parse(): finds the end-host header (a TCP experimental option,
  *     docs/header.md) in a raw Ethernet frame.
@@ -28,6 +28,8 @@
  *   - struct awafs_adapt: the window of completed sizes and the periodic
  *     threshold recalculation (Algorithm 1 of the thesis), run off the fast
  *     path.
+ *   - struct awafs_sched: the strict-priority egress queues, with a token
+ *     bucket and ECN marking.
  *
  * Time is always passed in by the caller, in microseconds, so the core has no
  * clock and tests are deterministic. */
@@ -54,10 +56,10 @@ struct awafs_hdr {
     uint32_t bytes_sent;    /* Flow bytes sent before this segment. */
     uint32_t flow_size;     /* Final flow size, valid if 'completed'. */
     bool completed;
-    uint8_t ip_version;     /* 4 or 6. */
+    uint8_t ip_version;     /* 4 or 6; 0 if not IP. */
     uint8_t tcp_flags;      /* FIN, SYN, RST, ... (low 8 bits). */
-    uint16_t l3_ofs;        /* Offset of the IP header in the frame. */
-    uint16_t l4_ofs;        /* Offset of the TCP header in the frame. */
+    uint16_t l3_ofs;        /* Offset of the IP header, if ip_version. */
+    uint16_t l4_ofs;        /* Offset of the TCP header, if OK. */
 };
 
 enum awafs_parse_result {
@@ -114,6 +116,66 @@ awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
     }
     return q;
 }
+
+/* ---- Egress scheduler: strict-priority queues, shaping, ECN ---- */
+
+#define AWAFS_SCHED_MAX_LIMIT (1u << 20)    /* Packets per port. */
+
+struct awafs_queue_stats {
+    uint64_t enq_packets, enq_bytes;
+    uint64_t tx_packets, tx_bytes;
+    uint64_t drop_packets, drop_bytes;
+    uint64_t ecn_marks;
+    uint64_t backlog_packets, backlog_bytes;
+};
+
+struct awafs_sched;
+
+/* 'n_queues' FIFOs (queue 0 first) sharing a buffer of 'limit' packets. */
+struct awafs_sched *awafs_sched_create(uint32_t n_queues, uint32_t limit);
+void awafs_sched_destroy(struct awafs_sched *);   /* Must be empty. */
+size_t awafs_sched_memsize(uint32_t n_queues, uint32_t limit);
+
+/* Appends 'pkt' to queue 'q' (clamped to the last queue).  With the buffer
+ * full, drops the newest packet of the lowest-priority non-empty queue if
+ * that queue is below 'q', otherwise 'pkt' itself.  Returns the dropped
+ * packet, for the caller to free, or NULL. */
+void *awafs_sched_enqueue(struct awafs_sched *, unsigned int q, void *pkt,
+                          uint32_t len);
+/* Copies up to 'max' packets in strict priority order, FIFO within a queue,
+ * into 'pkts' without removing them.  Stops when 'byte_budget' is spent (a
+ * packet may start while any budget is left). */
+size_t awafs_sched_peek(const struct awafs_sched *, void **pkts, size_t max,
+                        int64_t byte_budget);
+/* Removes the first 'n' packets awafs_sched_peek() returned (those that were
+ * sent) and returns their bytes. */
+uint64_t awafs_sched_commit(struct awafs_sched *, size_t n);
+/* Packets queued.  Safe from any thread, without the caller's lock. */
+uint32_t awafs_sched_backlog(const struct awafs_sched *);
+void awafs_sched_count_ecn_mark(struct awafs_sched *, unsigned int q);
+void awafs_sched_get_queue_stats(const struct awafs_sched *, unsigned int q,
+                                 struct awafs_queue_stats *);
+
+/* Token bucket in bytes, on any clock of 'hz' ticks per second (the
+ * datapath uses the TSC).  rate 0 means unlimited. */
+struct awafs_tb {
+    uint64_t rate;          /* Bytes per second. */
+    uint64_t burst;         /* Bytes. */
+    uint64_t hz;
+    int64_t tokens;         /* May go one packet below zero. */
+    uint64_t last;
+};
+
+void awafs_tb_init(struct awafs_tb *, uint64_t rate_bytes, uint64_t burst,
+                   uint64_t hz, uint64_t now);
+/* Refills and returns the bytes that may be sent now (INT64_MAX if
+ * unlimited). */
+int64_t awafs_tb_budget(struct awafs_tb *, uint64_t now);
+void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
+
+/* Sets CE on an ECT(0)/ECT(1) IPv4 or IPv6 packet parsed into 'h' (IPv4
+ * checksum updated).  Returns true if it marked the packet. */
+bool awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h);
 
 /* ---- Completed-size ring ---- */
 
