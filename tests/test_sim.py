@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from conftest import BIN
+from workload import inverse_cdf, load_cdf
 
 WINDOW_MS, INTERVAL_MS = 250, 200
 
@@ -25,26 +26,6 @@ def run_sim(*args):
         r["version"] = int(r["version"])
         r["thr"] = [int(v) for k, v in r.items() if k.startswith("thr")]
     return rows
-
-
-def load_cdf(path):
-    points = []
-    for line in path.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            size, prob = line.split()
-            points.append((float(size), float(prob)))
-    return points
-
-
-def inverse_cdf(points, p):
-    """Flow size at cumulative probability p, interpolating linearly."""
-    for i, (size, prob) in enumerate(points):
-        if p <= prob:
-            if i == 0 or prob == points[i - 1][1]:
-                return size
-            s0, p0 = points[i - 1]
-            return s0 + (p - p0) / (prob - p0) * (size - s0)
-    return points[-1][0]
 
 
 @pytest.mark.parametrize("init", [1000, 10000, 1000000])

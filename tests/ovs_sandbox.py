@@ -1,0 +1,225 @@
+"""A sandboxed, patched Open vSwitch with DPDK for tests and the demo.
+
+Starts ovsdb-server and ovs-vswitchd from build/bin in a private run
+directory (OVS_RUNDIR etc.), initialises DPDK in-process with no PCI
+devices, capped memory and a private --file-prefix, and stops exactly the
+processes it started.  Hugepages are reserved and mounted if needed.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = REPO / "build" / "bin"
+SCHEMA = REPO / "build" / "ovs" / "vswitchd" / "vswitch.ovsschema"
+HUGEPAGES = 512
+
+
+def ensure_hugepages(n=HUGEPAGES):
+    """Reserves 'n' 2 MB hugepages and mounts hugetlbfs (root only)."""
+    nr = Path("/proc/sys/vm/nr_hugepages")
+    if int(nr.read_text()) < n:
+        nr.write_text(str(n))
+    if int(nr.read_text()) < n:
+        raise RuntimeError(f"could not reserve {n} hugepages")
+    mounts = Path("/proc/mounts").read_text()
+    if not any(line.split()[2] == "hugetlbfs" for line in mounts.splitlines()):
+        Path("/dev/hugepages").mkdir(exist_ok=True)
+        subprocess.run(["mount", "-t", "hugetlbfs", "nodev", "/dev/hugepages"],
+                       check=True)
+
+
+class OvsError(RuntimeError):
+    pass
+
+
+class OvsSandbox:
+    """One ovsdb-server + ovs-vswitchd pair in a temporary directory."""
+
+    def __init__(self, pmd_cpu_mask="0x2", extra_config=None):
+        ensure_hugepages()
+        self.dir = Path(tempfile.mkdtemp(prefix="awafs-ovs-"))
+        self.env = dict(os.environ,
+                        OVS_RUNDIR=str(self.dir), OVS_LOGDIR=str(self.dir),
+                        OVS_DBDIR=str(self.dir), OVS_SYSCONFDIR=str(self.dir),
+                        PATH=f"{BIN}:{os.environ['PATH']}")
+        self.db = self.dir / "conf.db"
+        self.db_sock = f"unix:{self.dir / 'db.sock'}"
+        self.ovsdb = None
+        self.vswitchd = None
+        self.pmd_cpu_mask = pmd_cpu_mask
+        self.extra_config = extra_config or {}
+        self.prefix = f"awafs{os.getpid()}x{id(self) & 0xffff:x}"
+
+    # --- lifecycle -----------------------------------------------------
+
+    def start(self):
+        subprocess.run([str(BIN / "ovsdb-tool"), "create", str(self.db),
+                        str(SCHEMA)], check=True, env=self.env)
+        self.ovsdb = subprocess.Popen(
+            [str(BIN / "ovsdb-server"), str(self.db),
+             f"--remote=p{self.db_sock}",
+             f"--unixctl={self.dir / 'ovsdb-server.ctl'}",
+             f"--log-file={self.dir / 'ovsdb-server.log'}", "-vconsole:off"],
+            env=self.env, stdin=subprocess.DEVNULL,
+            stderr=open(self.dir / "ovsdb-server.stderr", "w"))
+        self._wait_for(lambda: (self.dir / "db.sock").exists(), 10,
+                       "ovsdb-server socket")
+        self.vsctl("--no-wait", "init")
+        config = {
+            "dpdk-init": "true",
+            "dpdk-extra": f"--no-pci --iova-mode=va --file-prefix={self.prefix}"
+                          " --log-level=pmd.*:error",
+            "dpdk-socket-limit": "512",
+            "dpdk-socket-mem": "256",
+            "pmd-cpu-mask": self.pmd_cpu_mask,
+        }
+        config.update(self.extra_config)
+        self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
+                   *[f'other_config:{k}="{v}"' for k, v in config.items()])
+        self.start_vswitchd()
+        return self
+
+    def start_vswitchd(self):
+        self.vswitchd = subprocess.Popen(
+            [str(BIN / "ovs-vswitchd"), self.db_sock,
+             f"--unixctl={self.dir / 'ovs-vswitchd.ctl'}",
+             f"--log-file={self.dir / 'ovs-vswitchd.log'}", "-vconsole:off",
+             "-vnetdev_dpdk:dbg"],
+            env=self.env, stdin=subprocess.DEVNULL,
+            stderr=open(self.dir / "ovs-vswitchd.stderr", "a"))
+        self._wait_for(lambda: self.vsctl("get", "Open_vSwitch", ".",
+                                          "dpdk_initialized").strip()
+                       == "true", 60, "DPDK initialisation")
+
+    def stop_vswitchd(self):
+        if self.vswitchd and self.vswitchd.poll() is None:
+            try:
+                self.appctl("exit", timeout=20)
+            except (OvsError, subprocess.TimeoutExpired):
+                pass
+            try:
+                self.vswitchd.wait(20)
+            except subprocess.TimeoutExpired:
+                self.vswitchd.kill()
+                self.vswitchd.wait()
+        self.vswitchd = None
+
+    def stop(self):
+        self.stop_vswitchd()
+        if self.ovsdb and self.ovsdb.poll() is None:
+            self.ovsdb.send_signal(signal.SIGTERM)
+            try:
+                self.ovsdb.wait(10)
+            except subprocess.TimeoutExpired:
+                self.ovsdb.kill()
+                self.ovsdb.wait()
+        keep = os.environ.get("AWAFS_KEEP_SANDBOX")
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # --- commands ------------------------------------------------------
+
+    def _run(self, argv, timeout=30, check=True):
+        proc = subprocess.run(argv, capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
+        if check and proc.returncode:
+            raise OvsError(f"{' '.join(map(str, argv))}: "
+                           f"{proc.stderr.strip() or proc.stdout.strip()}")
+        return proc.stdout
+
+    def vsctl(self, *args, timeout=60, check=True):
+        return self._run([str(BIN / "ovs-vsctl"), f"--db={self.db_sock}",
+                          "--timeout=50", *args], timeout, check)
+
+    def appctl(self, *args, timeout=30, check=True):
+        return self._run([str(BIN / "ovs-appctl"), "-t",
+                          str(self.dir / "ovs-vswitchd.ctl"), *args],
+                         timeout, check)
+
+    def ofctl(self, *args, timeout=30):
+        return self._run([str(BIN / "ovs-ofctl"), *args], timeout)
+
+    def log(self):
+        path = self.dir / "ovs-vswitchd.log"
+        return path.read_text() if path.exists() else ""
+
+    # --- topology helpers ----------------------------------------------
+
+    def add_bridge(self, name="br0"):
+        self.vsctl("add-br", name, "--", "set", "bridge", name,
+                   "datapath_type=netdev")
+        self._wait_for(lambda: (self.dir / f"{name}.mgmt").exists(), 10,
+                       f"{name} OpenFlow socket")
+
+    def add_dpdk_port(self, bridge, name, devargs, ofport, **options):
+        opts = [f"options:dpdk-devargs={devargs}"]
+        opts += [f"options:{k}={v}" for k, v in options.items()]
+        self.vsctl("add-port", bridge, name, "--", "set", "Interface", name,
+                   "type=dpdk", f"ofport_request={ofport}", *opts)
+
+    def set_awafs(self, port, **config):
+        """Creates (or replaces) an awafs QoS on 'port'."""
+        kv = [f'other_config:{k}="{v}"' for k, v in config.items()]
+        self.vsctl("set", "port", port, "qos=@q", "--", "--id=@q", "create",
+                   "qos", "type=awafs", *kv)
+
+    def qos_uuid(self, port):
+        return self.vsctl("get", "port", port, "qos").strip()
+
+    def update_awafs(self, port, **config):
+        """Changes keys of the QoS already on 'port', in place in OVSDB."""
+        kv = [f'other_config:{k}="{v}"' for k, v in config.items()]
+        self.vsctl("set", "qos", self.qos_uuid(port), *kv)
+
+    def qos_show(self, port):
+        """Parses 'ovs-appctl qos/show PORT' into (type, details, queues)."""
+        out = self.appctl("qos/show", port)
+        qtype, details, queues, cur = None, {}, {}, None
+        for line in out.splitlines():
+            m = re.match(r"QoS: (\S+) (\S*)", line)
+            if m:
+                qtype = m.group(2)
+                continue
+            m = re.match(r"\s*(?:Queue (\d+)|Default):", line)
+            if m:
+                cur = queues.setdefault(int(m.group(1) or 0), {})
+                continue
+            m = re.match(r"\s*([\w-]+): (.*)", line)
+            if m:
+                (cur if cur is not None else details)[m.group(1)] = \
+                    m.group(2).strip()
+        return qtype, details, queues
+
+    def mempool_in_use(self, port):
+        out = self.appctl("netdev-dpdk/get-mempool-info", port)
+        m = re.search(r"in use \((\d+)\)", out)
+        return int(m.group(1))
+
+    def iface_stats(self, iface):
+        out = self.vsctl("get", "interface", iface, "statistics")
+        return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", out)}
+
+    @staticmethod
+    def _wait_for(cond, timeout, what):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                if cond():
+                    return
+            except OvsError:
+                pass
+            time.sleep(0.1)
+        raise OvsError(f"timed out waiting for {what}")

@@ -1,0 +1,419 @@
+"""The awafs QoS type in the patched OVS-DPDK datapath.
+
+Every test runs a real ovs-vswitchd with DPDK (tests/ovs_sandbox.py).  Most
+use two veth pairs attached as net_af_packet ports: frames are injected on
+the ingress peer and captured on the egress peer, p0 -> p1, with AWAFS on
+p1."""
+
+import re
+import time
+
+import pytest
+
+from ovs_sandbox import OvsSandbox
+from traffic import Capture, RawPort, VethPair, parse_frame, tcp_frame
+from workload import inverse_cdf, load_cdf, weyl_samples
+
+pytestmark = pytest.mark.skipif(
+    not __import__("os").geteuid() == 0, reason="needs root (DPDK, veth)")
+
+LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
+
+
+class Switch:
+    """Only one at a time: the userspace datapath's kernel tap devices
+    ('ovs-netdev', 'br0') have machine-wide names."""
+
+    def __init__(self):
+        self.vin, self.vout = VethPair("awi0"), VethPair("awo0")
+        self.sb = OvsSandbox()
+        self.src = None
+        try:
+            self.sb.start()
+            self.sb.add_bridge()
+            self.sb.add_dpdk_port("br0", "p0", self.vin.devargs(0), 1)
+            self.add_egress()
+            self.src = RawPort(self.vin.host)
+        except BaseException:
+            self.close()
+            raise
+
+    def add_egress(self):
+        self.sb.add_dpdk_port("br0", "p1", self.vout.devargs(1), 2)
+        self.sb.ofctl("del-flows", "br0")
+        self.sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
+
+    def clear_qos(self):
+        self.sb.vsctl("clear", "port", "p1", "qos", "--", "--all", "destroy",
+                      "qos")
+
+    def close(self):
+        if self.src:
+            self.src.close()
+        self.sb.stop()
+        self.vin.delete()
+        self.vout.delete()
+
+    def send_and_capture(self, frames, n_expected=None, timeout=15):
+        cap = Capture(self.vout.host)
+        self.src.send(frames)
+        cap.wait_for(len(frames) if n_expected is None else n_expected,
+                     timeout)
+        time.sleep(0.3)                 # Anything late or extra.
+        return [parse_frame(f) for _, f in cap.stop()]
+
+
+@pytest.fixture(scope="module")
+def switch():
+    sw = Switch()
+    yield sw
+    sw.close()
+
+
+@pytest.fixture
+def sw(switch):
+    """The module's switch, with no QoS on p1 after the test."""
+    yield switch
+    switch.clear_qos()
+
+
+def wait_until(cond, timeout, step=0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def history(sb, port):
+    """awafs/history as [(wall_time_s, version, samples, [thresholds])]."""
+    out = sb.appctl("awafs/history", port)
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\s+(\d+)\s+"
+                     r"(\d+)\s+([\d,]+)", line)
+        if m:
+            t = time.mktime(time.strptime(m.group(1)[:19],
+                                          "%Y-%m-%d %H:%M:%S"))
+            t += int(m.group(1)[20:]) / 1000 - time.timezone
+            rows.append((t, int(m.group(2)), int(m.group(3)),
+                         [int(v) for v in m.group(4).split(",")]))
+    return rows
+
+
+def completion_frames(sizes):
+    """One completion frame per flow: the flow's last segment."""
+    return [tcp_frame(bytes_sent=max(s - 1000, 0), flow_size=s, sport=3000,
+                      payload=100, seq=i) for i, s in enumerate(sizes)]
+
+
+def play(sw, frames, rate, batch=10):
+    """Injects 'frames' at 'rate' frames per second; returns the start."""
+    t0 = time.time()
+    for i in range(0, len(frames), batch):
+        due = t0 + i / rate
+        if due > time.time():
+            time.sleep(due - time.time())
+        sw.src.send(frames[i:i + batch])
+    return t0
+
+
+# ---- 1. net_null -> awafs -> net_null ------------------------------------
+
+def test_null_ports_forward_and_qos_removal():
+    with OvsSandbox() as sb:
+        sb.add_bridge()
+        sb.add_dpdk_port("br0", "p0", "net_null0", 1)
+        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        sb.set_awafs("p1", queues=2)
+        assert "awafs" in sb.appctl("qos/show-types", "p1")
+
+        def tx0():
+            return int(sb.qos_show("p1")[2][0]["tx_packets"])
+
+        before = tx0()
+        time.sleep(0.5)
+        assert tx0() > before + 1000, "no traffic through awafs queue 0"
+        qtype, details, queues = sb.qos_show("p1")
+        assert qtype == "awafs" and sorted(queues) == [0, 1]
+        assert int(details["headerless"]) > 0      # net_null sends zeros.
+
+        sb.vsctl("clear", "port", "p1", "qos")
+        assert "QoS not configured" in sb.appctl("qos/show", "p1")
+        stats = sb.ofctl("dump-ports", "br0", "2")
+        tx1 = int(re.search(r"tx pkts=(\d+)", stats).group(1))
+        time.sleep(0.5)
+        stats = sb.ofctl("dump-ports", "br0", "2")
+        assert int(re.search(r"tx pkts=(\d+)", stats).group(1)) > tx1 + 1000
+
+
+# ---- 2. priority, buffer limit -------------------------------------------
+
+def test_high_priority_overtakes_queued_low_priority(sw):
+    """Egress shaped to 1 Mb/s: 30 frames of a flow past the threshold
+    queue up; 10 later frames of a flow below it leave first."""
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                    **{"max-rate": 1000000})
+    low = [tcp_frame(bytes_sent=20000 + 1000 * i, sport=LOW, seq=i)
+           for i in range(30)]
+    high = [tcp_frame(bytes_sent=1000 * i, sport=HIGH, seq=i)
+            for i in range(10)]
+    got = sw.send_and_capture(low + high)
+
+    assert len(got) == 40, "frames lost below the buffer limit"
+    order = [sport for sport, _, _, _ in got]
+    first_high, last_high = order.index(HIGH), 39 - order[::-1].index(HIGH)
+    # The high frames leave together, ahead of at least 20 low frames that
+    # had arrived before them.
+    assert last_high - first_high == 9
+    assert order[last_high + 1:].count(LOW) >= 20
+    # FIFO within each queue.
+    for port in (LOW, HIGH):
+        seqs = [seq for sport, seq, _, _ in got if sport == port]
+        assert seqs == sorted(seqs)
+    _, _, queues = sw.sb.qos_show("p1")
+    assert queues[0]["enqueued-packets"] == "10"
+    assert queues[1]["enqueued-packets"] == "30"
+    assert queues[0]["tx_packets"] == "10" and queues[1]["tx_packets"] == "30"
+    assert queues[0]["dropped-packets"] == queues[1]["dropped-packets"] == "0"
+
+
+def test_full_buffer_drops_lowest_priority_first(sw):
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                    buffer=10, **{"max-rate": 1000000})
+    low = [tcp_frame(bytes_sent=20000, sport=LOW, seq=i) for i in range(30)]
+    high = [tcp_frame(bytes_sent=0, sport=HIGH, seq=i) for i in range(10)]
+    got = sw.send_and_capture(low + high, n_expected=20, timeout=5)
+
+    _, _, queues = sw.sb.qos_show("p1")
+    dropped_low = int(queues[1]["dropped-packets"])
+    assert queues[0]["dropped-packets"] == "0"
+    assert [p for p, _, _, _ in got].count(HIGH) == 10
+    assert dropped_low >= 20
+    assert len(got) == 40 - dropped_low
+
+
+# ---- 3. adaptation through the real switch --------------------------------
+
+MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
+
+
+@pytest.mark.parametrize("init", [1000, 1000000])
+def test_micro_benchmark_converges_to_10kB(sw, init):
+    """80 % 10 kB / 20 % 1000 kB completions, 2 queues, percentile 10,
+    W 250 ms, T 200 ms: 10 kB +-10 % within 3 intervals after the window
+    fills, and it stays there."""
+    sw.sb.set_awafs("p1", queues=2, thresholds=init, percentiles=10,
+                    **{"window-ms": 250, "interval-ms": 200})
+    frames = completion_frames(weyl_samples(MICRO, 1500))
+    t0 = play(sw, frames, rate=1000)
+    time.sleep(0.3)
+
+    rows = history(sw.sb, "p1")
+    ok = [r for r in rows if abs(r[3][0] - 10000) <= 1000]
+    assert ok, rows
+    deadline = t0 + 0.250 + 3 * 0.200
+    assert ok[0][0] <= deadline + 0.05, (ok[0][0] - t0, rows)
+    assert all(abs(r[3][0] - 10000) <= 1000 for r in rows
+               if ok[0][0] <= r[0] <= t0 + 1.5)
+    _, details, _ = sw.sb.qos_show("p1")
+    assert int(details["completions"]) == 1500
+    assert details["completions-dropped"] == "0"
+
+
+def test_workload_shift_moves_thresholds(sw, workloads):
+    pcts = [10, 20, 30]
+    sw.sb.set_awafs("p1", queues=4, percentiles="10,20,30",
+                    **{"window-ms": 250, "interval-ms": 200})
+    dm = load_cdf(workloads / "datamining.cdf")
+    ws = load_cdf(workloads / "websearch.cdf")
+    play(sw, completion_frames(weyl_samples(dm, 2000)), rate=2000)
+    _, before, _ = sw.sb.qos_show("p1")
+    play(sw, completion_frames(weyl_samples(ws, 2000)), rate=2000)
+    _, after, _ = sw.sb.qos_show("p1")
+
+    old = [int(v) for v in before["current-thresholds"].split(",")]
+    new = [int(v) for v in after["current-thresholds"].split(",")]
+    assert old == pytest.approx([inverse_cdf(dm, p / 100) for p in pcts],
+                                rel=0.05)
+    assert new == pytest.approx([inverse_cdf(ws, p / 100) for p in pcts],
+                                rel=0.05)
+    assert all(n > o for o, n in zip(old, new))
+
+
+def test_static_mode_never_moves(sw):
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=1000)
+    play(sw, completion_frames(weyl_samples(MICRO, 600)), rate=1000)
+    time.sleep(0.3)
+    _, details, _ = sw.sb.qos_show("p1")
+    assert details["current-thresholds"] == "1000"
+    assert details["thresholds-version"] == "0"
+    assert int(details["window-samples"]) > 0
+    assert history(sw.sb, "p1") == []
+
+
+# ---- 4. ECN ---------------------------------------------------------------
+
+def test_ecn_marks_only_ect_above_threshold(sw):
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                    buffer=200, **{"ecn-threshold": 5, "max-rate": 1000000})
+    ect = [tcp_frame(bytes_sent=0, sport=LOW, seq=i, tos=2)
+           for i in range(30)]
+    not_ect = [tcp_frame(bytes_sent=0, sport=HIGH, seq=i, tos=0)
+               for i in range(30)]
+    got = sw.send_and_capture(ect + not_ect)
+    assert len(got) == 60
+
+    ect_marks = [tos & 3 for sport, _, _, tos in got if sport == LOW]
+    assert all(tos & 3 == 0 for sport, _, _, tos in got if sport == HIGH)
+    # The first frames found a short queue; from the 7th on it was longer
+    # than 5 packets.
+    assert ect_marks[:5] == [2] * 5
+    assert ect_marks[7:] == [3] * 23
+    _, details, queues = sw.sb.qos_show("p1")
+    assert int(details["ecn-marks"]) == ect_marks.count(3)
+
+
+# ---- 5. mbufs ---------------------------------------------------------------
+
+def test_no_mbuf_leak(sw):
+    sb = sw.sb
+    base = sb.mempool_in_use("p0")
+    sb.set_awafs("p1", queues=2, thresholds=10000, **{"max-rate": 10000000})
+
+    # (a) Traffic that drains.
+    sw.send_and_capture([tcp_frame(bytes_sent=i * 500, seq=i)
+                         for i in range(200)])
+    assert wait_until(lambda: sb.mempool_in_use("p0") == base, 5)
+
+    # (b) QoS removed with packets queued (8 kb/s: they stay).
+    sb.update_awafs("p1", **{"max-rate": 8000})
+    sw.src.send([tcp_frame(bytes_sent=0, seq=i) for i in range(100)])
+    assert wait_until(lambda: int(sb.qos_show("p1")[1]["backlog-packets"])
+                      >= 90, 5)
+    assert sb.mempool_in_use("p0") >= base + 90
+    sw.clear_qos()
+    assert wait_until(lambda: sb.mempool_in_use("p0") == base, 5)
+
+    # (c) Port deleted with packets queued.
+    sb.set_awafs("p1", queues=2, **{"max-rate": 8000})
+    sw.src.send([tcp_frame(bytes_sent=0, seq=i) for i in range(100)])
+    assert wait_until(lambda: sb.mempool_in_use("p0") >= base + 90, 5)
+    sb.vsctl("del-port", "p1")
+    try:
+        assert wait_until(lambda: sb.mempool_in_use("p0") == base, 5)
+    finally:
+        sw.add_egress()
+
+
+# ---- 6. configuration -------------------------------------------------------
+
+BAD_CONFIGS = [
+    ({"queues": 9}, "queues: \"9\" is not an integer between 2 and 8"),
+    ({"percentiles": "30,20,10"}, "percentiles must be strictly increasing"),
+    ({"thresholds": "1000,2000"}, "thresholds: 4 queues need 3 values, "
+                                  "got 2"),
+    ({"queues": "abc"}, "queues: \"abc\" is not an integer"),
+    ({"mode": "fast"}, "mode: \"fast\" is neither"),
+    ({"percentiles": "10,20,100"}, "is not a percentile in (0, 100)"),
+    ({"window-ms": "-5"}, "window-ms: \"-5\" is not an integer"),
+    ({"frobnicate": 1}, "unknown key \"frobnicate\""),
+]
+
+
+def test_bad_config_is_rejected_and_old_config_kept(sw):
+    sw.sb.set_awafs("p1", queues=4, thresholds="1000,2000,3000",
+                    percentiles="10,20,30")
+    _, good, _ = sw.sb.qos_show("p1")
+    for bad, message in BAD_CONFIGS:
+        sw.sb.update_awafs("p1", **bad)
+        qtype, details, queues = sw.sb.qos_show("p1")
+        assert qtype == "awafs"
+        assert message in details.get("error", ""), (bad, details)
+        for key in ("queues", "thresholds", "percentiles", "mode"):
+            assert details[key] == good[key]
+        assert len(queues) == 4
+        assert message in sw.sb.log()
+        # Still forwarding, through the old configuration.
+        got = sw.send_and_capture([tcp_frame(bytes_sent=0, seq=1)])
+        assert len(got) == 1
+        sw.sb.vsctl("remove", "qos", sw.sb.qos_uuid("p1"), "other_config",
+                    *bad.keys())
+        sw.sb.update_awafs("p1", queues=4, thresholds="1000,2000,3000",
+                           percentiles="10,20,30")
+        assert "error" not in sw.sb.qos_show("p1")[1]
+    # Logged once per distinct error, not on every reconfiguration.
+    assert sw.sb.log().count(BAD_CONFIGS[0][1]) == 1
+
+
+def test_rejected_first_config_shows_why(sw):
+    sw.sb.set_awafs("p1", queues=1)
+    qtype, details, queues = sw.sb.qos_show("p1")
+    assert qtype == "awafs" and details["status"] == "not applied"
+    assert "between 2 and 8" in details["error"]
+    assert not queues
+
+
+def test_restart_reapplies_ovsdb_config(sw):
+    sw.sb.set_awafs("p1", queues=3, thresholds="5000,50000",
+                    percentiles="20,40")
+    sw.sb.stop_vswitchd()
+    sw.sb.start_vswitchd()
+    assert wait_until(lambda: sw.sb.qos_show("p1")[0] == "awafs", 10)
+    _, details, queues = sw.sb.qos_show("p1")
+    assert details["thresholds"] == "5000,50000"
+    assert details["percentiles"] == "20,40" and len(queues) == 3
+    got = sw.send_and_capture([tcp_frame(bytes_sent=0, seq=1)])
+    assert len(got) == 1
+
+
+def test_reconfigure_keeps_queued_packets_and_window(sw):
+    sb = sw.sb
+    sb.set_awafs("p1", queues=2, thresholds=10000, percentiles=10,
+                 **{"max-rate": 8000, "window-ms": 5000})
+    play(sw, completion_frames(weyl_samples(MICRO, 100)), rate=1000)
+    assert wait_until(lambda: int(sb.qos_show("p1")[1]["window-samples"])
+                      == 100, 3)
+    backlog = int(sb.qos_show("p1")[1]["backlog-packets"])
+    assert backlog > 50
+
+    # Keys that keep the queue count apply in place.
+    sb.update_awafs("p1", percentiles=50, **{"ecn-threshold": 10})
+    _, details, _ = sb.qos_show("p1")
+    assert details["percentiles"] == "50"
+    assert int(details["window-samples"]) == 100
+    assert int(details["backlog-packets"]) >= backlog - 2
+
+    # A new queue count is a new instance: fresh window, packets freed.
+    sb.update_awafs("p1", queues=3, thresholds="10000,20000",
+                    percentiles="10,50")
+    _, details, _ = sb.qos_show("p1")
+    assert details["window-samples"] == "0"
+    assert details["backlog-packets"] == "0"
+
+
+# ---- observability --------------------------------------------------------
+
+def test_openflow_queue_stats_for_all_queues(sw):
+    sw.sb.set_awafs("p1", queues=3, mode="static", thresholds="1000,5000")
+    sw.send_and_capture([tcp_frame(bytes_sent=b, seq=i) for i, b in
+                         enumerate([0, 0, 2000, 2000, 2000, 9000])])
+    out = sw.sb.ofctl("-O", "OpenFlow13", "queue-stats", "br0")
+    counts = {int(q): int(n) for q, n in
+              re.findall(r"port 2 queue (\d+): bytes=\d+, pkts=(\d+)", out)}
+    assert counts == {0: 2, 1: 3, 2: 1}, out
+
+
+def test_history_command(sw):
+    sw.sb.set_awafs("p1", queues=2, percentiles=10, **{"min-samples": 1})
+    play(sw, completion_frames([5000] * 50), rate=500)
+    time.sleep(0.5)
+    rows = history(sw.sb, "p1")
+    assert rows and rows[-1][3] == [5000]
+    assert [r[1] for r in rows] == sorted(r[1] for r in rows)
+    out = sw.sb.appctl("awafs/history", "p1", "1")
+    assert "last 1 of" in out
+    with pytest.raises(Exception, match="no awafs QoS"):
+        sw.sb.appctl("awafs/history", "p0")
