@@ -16,13 +16,14 @@ touched=$ovs/.awafs-touched-files
 # Undo the previous run.
 if [ -s "$touched" ]; then
     in_tar=""
-    while read -r f; do
+    # A file several patches touch is listed once per patch.
+    for f in $(sort -u "$touched"); do
         if tar tzf "$tarball" "openvswitch/$f" >/dev/null 2>&1; then
             in_tar="$in_tar openvswitch/$f"
         else
             rm -f "$ovs/$f"
         fi
-    done < "$touched"
+    done
     if [ -n "$in_tar" ]; then
         # shellcheck disable=SC2086
         tar xzf "$tarball" -C "$ovs" --strip-components=1 $in_tar

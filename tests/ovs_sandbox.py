@@ -35,6 +35,10 @@ def ensure_hugepages(n=HUGEPAGES):
                        check=True)
 
 
+def _links():
+    return set(os.listdir("/sys/class/net"))
+
+
 class OvsError(RuntimeError):
     pass
 
@@ -56,10 +60,13 @@ class OvsSandbox:
         self.pmd_cpu_mask = pmd_cpu_mask
         self.extra_config = extra_config or {}
         self.prefix = f"awafs{os.getpid()}x{id(self) & 0xffff:x}"
+        self.bridges = set()
+        self.links_before = set()
 
     # --- lifecycle -----------------------------------------------------
 
     def start(self):
+        self.links_before = _links()
         subprocess.run([str(BIN / "ovsdb-tool"), "create", str(self.db),
                         str(SCHEMA)], check=True, env=self.env)
         self.ovsdb = subprocess.Popen(
@@ -120,6 +127,12 @@ class OvsSandbox:
             except subprocess.TimeoutExpired:
                 self.ovsdb.kill()
                 self.ovsdb.wait()
+        # The userspace datapath's tap devices ('ovs-netdev', bridges)
+        # persist after ovs-vswitchd exits: remove the ones it made.
+        for link in _links() - self.links_before:
+            if link == "ovs-netdev" or link in self.bridges:
+                subprocess.run(["ip", "link", "del", link],
+                               capture_output=True)
         keep = os.environ.get("AWAFS_KEEP_SANDBOX")
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -159,6 +172,7 @@ class OvsSandbox:
     # --- topology helpers ----------------------------------------------
 
     def add_bridge(self, name="br0"):
+        self.bridges.add(name)
         self.vsctl("add-br", name, "--", "set", "bridge", name,
                    "datapath_type=netdev")
         self._wait_for(lambda: (self.dir / f"{name}.mgmt").exists(), 10,

@@ -82,6 +82,14 @@ def test_patch_names_the_failing_patch_and_repatches(tmp_path):
     subprocess.run(run, check=True, capture_output=True)
     assert (ovs / "lib/util.c").read_text() == "int z;\n"
 
+    # Two patches touching the same file re-apply cleanly too.
+    (patches / "0002-again.patch").write_text(
+        "--- a/lib/util.c\n+++ b/lib/util.c\n@@ -1 +1 @@\n-int z;\n+int v;\n")
+    (patches / "series").write_text("0001-good.patch\n0002-again.patch\n")
+    subprocess.run(run, check=True, capture_output=True)
+    subprocess.run(run, check=True, capture_output=True)
+    assert (ovs / "lib/util.c").read_text() == "int v;\n"
+
     write_patch(patches, "0002-bad.patch", "int nope;", "int w;")
     (patches / "series").write_text("0001-good.patch\n0002-bad.patch\n")
     proc = subprocess.run(run, capture_output=True, text=True)
