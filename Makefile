@@ -120,10 +120,7 @@ check: setup build
 	$(PYTEST) tests
 
 demo: setup build
-	$(BIN)/awafs-sim --queues 4 --percentiles 10,20,30 \
-		--workload $(SHARED)/workloads/datamining.cdf \
-		--shift-to $(SHARED)/workloads/websearch.cdf --shift-at-ms 3000 \
-		--duration-ms 6000 --rate 2000
+	$(VENV)/bin/python demo/awafs_demo.py
 
 fuzz: setup $(FUZZ_BIN)
 	$(VENV)/bin/python tests/fuzz/make_seeds.py $(B)/fuzz/corpus

@@ -5,62 +5,21 @@ use two veth pairs attached as net_af_packet ports: frames are injected on
 the ingress peer and captured on the egress peer, p0 -> p1, with AWAFS on
 p1."""
 
+import os
 import re
 import time
 
 import pytest
 
-from ovs_sandbox import OvsSandbox
-from traffic import Capture, RawPort, VethPair, parse_frame, tcp_frame
-from workload import inverse_cdf, load_cdf, weyl_samples
+from testbed.ovs_sandbox import OvsSandbox
+from testbed.switch import Switch, completion_frames
+from testbed.traffic import tcp_frame
+from testbed.workload import inverse_cdf, load_cdf, weyl_samples
 
-pytestmark = pytest.mark.skipif(
-    not __import__("os").geteuid() == 0, reason="needs root (DPDK, veth)")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root (DPDK, veth)")
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
-
-
-class Switch:
-    """Only one at a time: the userspace datapath's kernel tap devices
-    ('ovs-netdev', 'br0') have machine-wide names."""
-
-    def __init__(self):
-        self.vin, self.vout = VethPair("awi0"), VethPair("awo0")
-        self.sb = OvsSandbox()
-        self.src = None
-        try:
-            self.sb.start()
-            self.sb.add_bridge()
-            self.sb.add_dpdk_port("br0", "p0", self.vin.devargs(0), 1)
-            self.add_egress()
-            self.src = RawPort(self.vin.host)
-        except BaseException:
-            self.close()
-            raise
-
-    def add_egress(self):
-        self.sb.add_dpdk_port("br0", "p1", self.vout.devargs(1), 2)
-        self.sb.ofctl("del-flows", "br0")
-        self.sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
-
-    def clear_qos(self):
-        self.sb.vsctl("clear", "port", "p1", "qos", "--", "--all", "destroy",
-                      "qos")
-
-    def close(self):
-        if self.src:
-            self.src.close()
-        self.sb.stop()
-        self.vin.delete()
-        self.vout.delete()
-
-    def send_and_capture(self, frames, n_expected=None, timeout=15):
-        cap = Capture(self.vout.host)
-        self.src.send(frames)
-        cap.wait_for(len(frames) if n_expected is None else n_expected,
-                     timeout)
-        time.sleep(0.3)                 # Anything late or extra.
-        return [parse_frame(f) for _, f in cap.stop()]
 
 
 @pytest.fixture(scope="module")
@@ -100,23 +59,6 @@ def history(sb, port):
             rows.append((t, int(m.group(2)), int(m.group(3)),
                          [int(v) for v in m.group(4).split(",")]))
     return rows
-
-
-def completion_frames(sizes):
-    """One completion frame per flow: the flow's last segment."""
-    return [tcp_frame(bytes_sent=max(s - 1000, 0), flow_size=s, sport=3000,
-                      payload=100, seq=i) for i, s in enumerate(sizes)]
-
-
-def play(sw, frames, rate, batch=10):
-    """Injects 'frames' at 'rate' frames per second; returns the start."""
-    t0 = time.time()
-    for i in range(0, len(frames), batch):
-        due = t0 + i / rate
-        if due > time.time():
-            time.sleep(due - time.time())
-        sw.src.send(frames[i:i + batch])
-    return t0
 
 
 # ---- 1. net_null -> awafs -> net_null ------------------------------------
@@ -208,7 +150,7 @@ def test_micro_benchmark_converges_to_10kB(sw, init):
     sw.sb.set_awafs("p1", queues=2, thresholds=init, percentiles=10,
                     **{"window-ms": 250, "interval-ms": 200})
     frames = completion_frames(weyl_samples(MICRO, 1500))
-    t0 = play(sw, frames, rate=1000)
+    t0 = sw.play(frames, rate=1000)
     time.sleep(0.3)
 
     rows = history(sw.sb, "p1")
@@ -229,9 +171,9 @@ def test_workload_shift_moves_thresholds(sw, workloads):
                     **{"window-ms": 250, "interval-ms": 200})
     dm = load_cdf(workloads / "datamining.cdf")
     ws = load_cdf(workloads / "websearch.cdf")
-    play(sw, completion_frames(weyl_samples(dm, 2000)), rate=2000)
+    sw.play(completion_frames(weyl_samples(dm, 2000)), rate=2000)
     _, before, _ = sw.sb.qos_show("p1")
-    play(sw, completion_frames(weyl_samples(ws, 2000)), rate=2000)
+    sw.play(completion_frames(weyl_samples(ws, 2000)), rate=2000)
     _, after, _ = sw.sb.qos_show("p1")
 
     old = [int(v) for v in before["current-thresholds"].split(",")]
@@ -245,7 +187,7 @@ def test_workload_shift_moves_thresholds(sw, workloads):
 
 def test_static_mode_never_moves(sw):
     sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=1000)
-    play(sw, completion_frames(weyl_samples(MICRO, 600)), rate=1000)
+    sw.play(completion_frames(weyl_samples(MICRO, 600)), rate=1000)
     time.sleep(0.3)
     _, details, _ = sw.sb.qos_show("p1")
     assert details["current-thresholds"] == "1000"
@@ -373,7 +315,7 @@ def test_reconfigure_keeps_queued_packets_and_window(sw):
     sb = sw.sb
     sb.set_awafs("p1", queues=2, thresholds=10000, percentiles=10,
                  **{"max-rate": 8000, "window-ms": 5000})
-    play(sw, completion_frames(weyl_samples(MICRO, 100)), rate=1000)
+    sw.play(completion_frames(weyl_samples(MICRO, 100)), rate=1000)
     assert wait_until(lambda: int(sb.qos_show("p1")[1]["window-samples"])
                       == 100, 3)
     backlog = int(sb.qos_show("p1")[1]["backlog-packets"])
@@ -408,7 +350,7 @@ def test_openflow_queue_stats_for_all_queues(sw):
 
 def test_history_command(sw):
     sw.sb.set_awafs("p1", queues=2, percentiles=10, **{"min-samples": 1})
-    play(sw, completion_frames([5000] * 50), rate=500)
+    sw.play(completion_frames([5000] * 50), rate=500)
     time.sleep(0.5)
     rows = history(sw.sb, "p1")
     assert rows and rows[-1][3] == [5000]

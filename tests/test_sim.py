@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import BIN
-from workload import inverse_cdf, load_cdf
+from testbed.workload import inverse_cdf, load_cdf
 
 WINDOW_MS, INTERVAL_MS = 250, 200
 

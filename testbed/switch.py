@@ -1,0 +1,70 @@
+"""A two-port test switch: veth pairs awi0 and awo0 attached to a sandboxed
+OVS-DPDK bridge as net_af_packet ports p0 (ingress) and p1 (egress), with
+one flow sending TCP from p0 to p1.  Frames are injected on awi0p and
+captured on awo0p."""
+
+import time
+
+from testbed.ovs_sandbox import OvsSandbox
+from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
+                             tcp_frame)
+
+
+def completion_frames(sizes):
+    """One completion frame per flow: the flow's last segment."""
+    return [tcp_frame(bytes_sent=max(s - 1000, 0), flow_size=s, sport=3000,
+                      payload=100, seq=i) for i, s in enumerate(sizes)]
+
+
+class Switch:
+    """Only one at a time: the userspace datapath's kernel tap devices
+    ('ovs-netdev', 'br0') have machine-wide names."""
+
+    def __init__(self):
+        self.vin, self.vout = VethPair("awi0"), VethPair("awo0")
+        self.sb = OvsSandbox()
+        self.src = None
+        try:
+            self.sb.start()
+            self.sb.add_bridge()
+            self.sb.add_dpdk_port("br0", "p0", self.vin.devargs(0), 1)
+            self.add_egress()
+            self.src = RawPort(self.vin.host)
+        except BaseException:
+            self.close()
+            raise
+
+    def add_egress(self):
+        self.sb.add_dpdk_port("br0", "p1", self.vout.devargs(1), 2)
+        self.sb.ofctl("del-flows", "br0")
+        self.sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
+
+    def clear_qos(self):
+        self.sb.vsctl("clear", "port", "p1", "qos", "--", "--all", "destroy",
+                      "qos")
+
+    def close(self):
+        if self.src:
+            self.src.close()
+        self.sb.stop()
+        self.vin.delete()
+        self.vout.delete()
+
+    def play(self, frames, rate, batch=10):
+        """Injects 'frames' at 'rate' frames per second; returns the start
+        time."""
+        t0 = time.time()
+        for i in range(0, len(frames), batch):
+            due = t0 + i / rate
+            if due > time.time():
+                time.sleep(due - time.time())
+            self.src.send(frames[i:i + batch])
+        return t0
+
+    def send_and_capture(self, frames, n_expected=None, timeout=15):
+        cap = Capture(self.vout.host)
+        self.src.send(frames)
+        cap.wait_for(len(frames) if n_expected is None else n_expected,
+                     timeout)
+        time.sleep(0.3)                 # Anything late or extra.
+        return [parse_frame(f) for _, f in cap.stop()]

@@ -1,0 +1,15 @@
+"""pyflakes over the project's Python: no unused imports or names, no
+undefined names."""
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_pyflakes():
+    paths = [str(REPO / d) for d in ("tests", "testbed", "demo")
+             if (REPO / d).is_dir()]
+    proc = subprocess.run([sys.executable, "-m", "pyflakes", *paths],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
