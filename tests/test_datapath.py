@@ -7,10 +7,12 @@ p1."""
 
 import os
 import re
+import subprocess
 import time
 
 import pytest
 
+from conftest import REPO
 from testbed.ovs_sandbox import OvsSandbox
 from testbed.switch import Switch, completion_frames
 from testbed.traffic import tcp_frame
@@ -89,6 +91,21 @@ def test_null_ports_forward_and_qos_removal():
         time.sleep(0.5)
         stats = sb.ofctl("dump-ports", "br0", "2")
         assert int(re.search(r"tx pkts=(\d+)", stats).group(1)) > tx1 + 1000
+
+
+def test_vswitchd_conf_examples_apply_cleanly():
+    """Every example in vswitchd-conf/ is accepted as written."""
+    scripts = sorted((REPO / "vswitchd-conf").glob("*.sh"))
+    assert len(scripts) >= 3
+    with OvsSandbox() as sb:
+        sb.add_bridge()
+        sb.add_dpdk_port("br0", "dpdk0", "net_null0,no-rx=1", 1)
+        for script in scripts:
+            subprocess.run(["sh", str(script), "dpdk0"], check=True,
+                           env=sb.env, capture_output=True)
+            qtype, details, queues = sb.qos_show("dpdk0")
+            assert qtype == "awafs" and "error" not in details, script
+            assert len(queues) == int(details["queues"])
 
 
 # ---- 2. priority, buffer limit -------------------------------------------
