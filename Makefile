@@ -22,7 +22,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 SHARED ?= ../shared
 
 CORE_SRCS := $(wildcard lib/awafs*.c)
-CORE_HDRS := lib/awafs.h
+CORE_HDRS := lib/awafs.h lib/awafs-private.h
 CORE_OBJS := $(patsubst lib/%.c,$(CORE)/%.o,$(CORE_SRCS))
 
 # OVS's own warning set, so that the core compiles cleanly inside OVS too.

@@ -30,7 +30,6 @@
 #define PCT_SCALE 100000u               /* pct_milli: 1/1000 of a percent. */
 #define WINDOW_MIN_CAPACITY 16
 #define WINDOW_MAX_CAPACITY (1u << 24)
-#define RING_MAX_CAPACITY (1u << 24)
 #define DRAIN_BURST 256
 
 struct awafs_adapt {
@@ -90,7 +89,7 @@ awafs_config_check(const struct awafs_config *cfg)
         || cfg->window_capacity > WINDOW_MAX_CAPACITY) {
         return "window capacity must be between 16 and 16777216";
     }
-    if (cfg->ring_capacity < 2 || cfg->ring_capacity > RING_MAX_CAPACITY) {
+    if (cfg->ring_capacity < 2 || cfg->ring_capacity > AWAFS_RING_MAX_CAPACITY) {
         return "ring capacity must be between 2 and 16777216";
     }
     if (!cfg->min_samples || cfg->min_samples > cfg->window_capacity) {

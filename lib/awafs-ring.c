@@ -26,6 +26,7 @@
  * stop at that slot until the next pop; nothing is lost. */
 
 #include "awafs.h"
+#include "awafs-private.h"
 
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -33,7 +34,6 @@
 #include <string.h>
 
 #define CACHE_LINE 64
-#define RING_MAX_CAPACITY (1u << 24)
 
 struct ring_slot {
     atomic_uint_fast64_t seq;
@@ -49,35 +49,25 @@ struct awafs_ring {
     alignas(CACHE_LINE) struct ring_slot slots[];
 };
 
-static uint64_t
-round_up_pow2(uint32_t n)
-{
-    uint64_t p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 size_t
 awafs_ring_memsize(uint32_t capacity)
 {
     return sizeof(struct awafs_ring)
-           + round_up_pow2(capacity) * sizeof(struct ring_slot);
+           + (size_t) awafs_pow2_at_least(capacity)
+             * sizeof(struct ring_slot);
 }
 
 struct awafs_ring *
 awafs_ring_create(uint32_t capacity)
 {
     struct awafs_ring *r;
-    uint64_t cap;
+    uint32_t cap;
     size_t size;
 
-    if (capacity < 2 || capacity > RING_MAX_CAPACITY) {
+    if (capacity < 2 || capacity > AWAFS_RING_MAX_CAPACITY) {
         return NULL;
     }
-    cap = round_up_pow2(capacity);
+    cap = awafs_pow2_at_least(capacity);
     size = awafs_ring_memsize(capacity);
     /* aligned_alloc() wants a multiple of the alignment. */
     size = (size + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
@@ -90,7 +80,7 @@ awafs_ring_create(uint32_t capacity)
     atomic_init(&r->head, 0);
     atomic_init(&r->dropped, 0);
     r->tail = 0;
-    for (uint64_t i = 0; i < cap; i++) {
+    for (uint32_t i = 0; i < cap; i++) {
         atomic_init(&r->slots[i].seq, i);
     }
     return r;

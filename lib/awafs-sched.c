@@ -20,6 +20,7 @@
  * so that idle ports can be skipped without that lock. */
 
 #include "awafs.h"
+#include "awafs-private.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -46,22 +47,11 @@ struct awafs_sched {
     struct sched_queue q[AWAFS_MAX_QUEUES];
 };
 
-static uint32_t
-pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 size_t
 awafs_sched_memsize(uint32_t n_queues, uint32_t limit)
 {
     return sizeof(struct awafs_sched)
-           + (size_t) n_queues * pow2_at_least(limit)
+           + (size_t) n_queues * awafs_pow2_at_least(limit)
              * sizeof(struct sched_slot);
 }
 
@@ -79,7 +69,7 @@ awafs_sched_create(uint32_t n_queues, uint32_t limit)
     if (!s) {
         return NULL;
     }
-    cap = pow2_at_least(limit);
+    cap = awafs_pow2_at_least(limit);
     s->n_queues = n_queues;
     s->limit = limit;
     s->mask = cap - 1;

@@ -179,6 +179,8 @@ bool awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h);
 
 /* ---- Completed-size ring ---- */
 
+#define AWAFS_RING_MAX_CAPACITY (1u << 24)
+
 struct awafs_ring_entry {
     int64_t ts_us;
     uint64_t size;
