@@ -74,6 +74,10 @@ $(BIN)/awafs-sim: sim/awafs-sim.c $(CORE)/libawafs.a
 	@mkdir -p $(@D)
 	$(CC) $(CORE_CFLAGS) $< $(CORE)/libawafs.a -lm -o $@
 
+$(B)/bench/core-bench: bench/core-bench.c $(CORE)/libawafs.a
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) $< $(CORE)/libawafs.a -o $@
+
 $(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	clang $(FUZZ_FLAGS) tests/fuzz/fuzz-hdr.c lib/awafs-hdr.c -o $@

@@ -35,10 +35,13 @@
 struct awafs_adapt {
     struct awafs_config cfg;
     struct awafs_ring *ring;
+    /* AWAFS_WINDOW_EXACT: */
     struct awafs_ring_entry *win;       /* cfg.window_capacity entries. */
     uint32_t win_first;                 /* Index of the oldest entry. */
     uint32_t win_count;
     uint64_t *scratch;                  /* cfg.window_capacity sizes. */
+    /* AWAFS_WINDOW_HISTOGRAM: */
+    struct awafs_histwin *hist;
     struct awafs_thresholds cur;
     struct awafs_adapt_stats stats;
 };
@@ -95,6 +98,10 @@ awafs_config_check(const struct awafs_config *cfg)
     if (!cfg->min_samples || cfg->min_samples > cfg->window_capacity) {
         return "min-samples must be between 1 and the window capacity";
     }
+    if (cfg->window_kind != AWAFS_WINDOW_EXACT
+        && cfg->window_kind != AWAFS_WINDOW_HISTOGRAM) {
+        return "unknown window type";
+    }
     return NULL;
 }
 
@@ -114,16 +121,20 @@ set_initial(struct awafs_adapt *a, int64_t now_us)
 size_t
 awafs_adapt_memsize(const struct awafs_config *cfg)
 {
-    return sizeof(struct awafs_adapt)
-           + awafs_ring_memsize(cfg->ring_capacity)
-           + (size_t) cfg->window_capacity
-             * (sizeof(struct awafs_ring_entry) + sizeof(uint64_t));
+    size_t window = (cfg->window_kind == AWAFS_WINDOW_HISTOGRAM
+                     ? awafs_histwin_memsize()
+                     : (size_t) cfg->window_capacity
+                       * (sizeof(struct awafs_ring_entry) + sizeof(uint64_t)));
+
+    return sizeof(struct awafs_adapt) + awafs_ring_memsize(cfg->ring_capacity)
+           + window;
 }
 
 struct awafs_adapt *
 awafs_adapt_create(const struct awafs_config *cfg)
 {
     struct awafs_adapt *a;
+    bool ok;
 
     if (awafs_config_check(cfg)) {
         return NULL;
@@ -134,9 +145,15 @@ awafs_adapt_create(const struct awafs_config *cfg)
     }
     a->cfg = *cfg;
     a->ring = awafs_ring_create(cfg->ring_capacity);
-    a->win = calloc(cfg->window_capacity, sizeof *a->win);
-    a->scratch = calloc(cfg->window_capacity, sizeof *a->scratch);
-    if (!a->ring || !a->win || !a->scratch) {
+    if (cfg->window_kind == AWAFS_WINDOW_HISTOGRAM) {
+        a->hist = awafs_histwin_create(cfg->window_us);
+        ok = a->ring && a->hist;
+    } else {
+        a->win = calloc(cfg->window_capacity, sizeof *a->win);
+        a->scratch = calloc(cfg->window_capacity, sizeof *a->scratch);
+        ok = a->ring && a->win && a->scratch;
+    }
+    if (!ok) {
         awafs_adapt_destroy(a);
         return NULL;
     }
@@ -151,6 +168,7 @@ awafs_adapt_destroy(struct awafs_adapt *a)
         awafs_ring_destroy(a->ring);
         free(a->win);
         free(a->scratch);
+        awafs_histwin_destroy(a->hist);
         free(a);
     }
 }
@@ -167,8 +185,10 @@ awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
 {
     if (awafs_config_check(cfg)
         || cfg->n_queues != a->cfg.n_queues
+        || cfg->window_kind != a->cfg.window_kind
         || cfg->window_capacity != a->cfg.window_capacity
-        || cfg->ring_capacity != a->cfg.ring_capacity) {
+        || cfg->ring_capacity != a->cfg.ring_capacity
+        || (a->hist && !awafs_histwin_set_window(a->hist, cfg->window_us))) {
         return false;
     }
     a->cfg = *cfg;
@@ -194,6 +214,10 @@ window_add(struct awafs_adapt *a, int64_t ts_us, uint64_t size)
     uint32_t cap = a->cfg.window_capacity;
     uint32_t idx;
 
+    if (a->hist) {
+        awafs_histwin_add(a->hist, ts_us, size);
+        return;
+    }
     if (a->win_count == cap) {
         a->win_first = (a->win_first + 1) % cap;
         a->win_count--;
@@ -213,6 +237,10 @@ window_prune(struct awafs_adapt *a, int64_t now_us)
 {
     int64_t cutoff = now_us - a->cfg.window_us;
 
+    if (a->hist) {
+        a->stats.samples_pruned += awafs_histwin_prune(a->hist, now_us);
+        return;
+    }
     while (a->win_count && a->win[a->win_first].ts_us < cutoff) {
         a->win_first = (a->win_first + 1) % a->cfg.window_capacity;
         a->win_count--;
@@ -227,6 +255,7 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
     struct awafs_ring_entry burst[DRAIN_BURST];
     uint64_t pct_out[AWAFS_MAX_THRESHOLDS];
     uint32_t n_thr = a->cfg.n_queues - 1;
+    uint32_t n_samples;
     size_t n;
 
     while ((n = awafs_ring_pop_burst(a->ring, burst, DRAIN_BURST)) > 0) {
@@ -236,30 +265,35 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
         a->stats.samples_in += n;
     }
     window_prune(a, now_us);
+    n_samples = awafs_adapt_window_count(a);
 
     if (!a->cfg.adaptive) {
         *out = a->cur;
         return false;
-    } else if (!a->win_count) {
+    } else if (!n_samples) {
         a->stats.skipped_empty++;
         *out = a->cur;
         return false;
-    } else if (a->win_count < a->cfg.min_samples) {
+    } else if (n_samples < a->cfg.min_samples) {
         a->stats.skipped_few++;
         *out = a->cur;
         return false;
     }
 
-    for (uint32_t i = 0; i < a->win_count; i++) {
-        a->scratch[i] = a->win[(a->win_first + i) % a->cfg.window_capacity]
-                        .size;
+    if (a->hist) {
+        awafs_histwin_percentiles(a->hist, a->cfg.pct_milli, n_thr, pct_out);
+    } else {
+        for (uint32_t i = 0; i < a->win_count; i++) {
+            a->scratch[i] = a->win[(a->win_first + i)
+                                   % a->cfg.window_capacity].size;
+        }
+        awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli, n_thr,
+                          pct_out);
     }
-    awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli, n_thr,
-                      pct_out);
     memcpy(a->cur.thr, pct_out, n_thr * sizeof pct_out[0]);
     a->cur.version++;
     a->cur.updated_us = now_us;
-    a->cur.n_samples = a->win_count;
+    a->cur.n_samples = n_samples;
     a->stats.updates++;
     *out = a->cur;
     return true;
@@ -274,7 +308,9 @@ awafs_adapt_current(const struct awafs_adapt *a, struct awafs_thresholds *out)
 uint32_t
 awafs_adapt_window_count(const struct awafs_adapt *a)
 {
-    return a->win_count;
+    uint64_t n = a->hist ? awafs_histwin_count(a->hist) : a->win_count;
+
+    return n > UINT32_MAX ? UINT32_MAX : n;
 }
 
 void

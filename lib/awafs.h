@@ -204,7 +204,40 @@ size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
 uint64_t awafs_ring_pushed(const struct awafs_ring *);
 uint64_t awafs_ring_dropped(const struct awafs_ring *);
 
+/* ---- Histogram window: O(1) memory ---- */
+
+#define AWAFS_HIST_SUB_BITS 6       /* 64 buckets per power of 2. */
+#define AWAFS_HIST_MAX_BITS 36      /* Sizes saturate at 64 GiB. */
+#define AWAFS_HIST_SLICES 16        /* Time slices per window. */
+
+/* A window of completed sizes kept as time-sliced log-bucketed histograms:
+ * fixed memory whatever the completion rate.  Percentiles are within a
+ * relative 2^-(AWAFS_HIST_SUB_BITS + 1) of the exact ones of the same
+ * samples; the window spans W to W + W / AWAFS_HIST_SLICES. */
+struct awafs_histwin;
+
+struct awafs_histwin *awafs_histwin_create(int64_t window_us);
+void awafs_histwin_destroy(struct awafs_histwin *);
+size_t awafs_histwin_memsize(void);
+/* Changes the window length; false if the slices cannot cover it (more
+ * than twice the creation length). */
+bool awafs_histwin_set_window(struct awafs_histwin *, int64_t window_us);
+void awafs_histwin_add(struct awafs_histwin *, int64_t ts_us, uint64_t size);
+/* Drops slices wholly older than the window; returns samples dropped. */
+uint64_t awafs_histwin_prune(struct awafs_histwin *, int64_t now_us);
+uint64_t awafs_histwin_count(const struct awafs_histwin *);
+/* Nearest-rank percentiles (strictly ascending 'pct_milli'), as bucket
+ * midpoints. */
+void awafs_histwin_percentiles(const struct awafs_histwin *,
+                               const uint32_t *pct_milli, size_t n_pct,
+                               uint64_t *out);
+
 /* ---- Window and threshold recalculation ---- */
+
+enum awafs_window_kind {
+    AWAFS_WINDOW_EXACT,         /* Every sample: exact percentiles. */
+    AWAFS_WINDOW_HISTOGRAM,     /* struct awafs_histwin: O(1) memory. */
+};
 
 struct awafs_config {
     uint32_t n_queues;                          /* 2..8. */
@@ -214,7 +247,8 @@ struct awafs_config {
     int64_t window_us;                          /* W_update. */
     int64_t interval_us;                        /* T_schedule. */
     uint32_t min_samples;                       /* Guard before updating. */
-    uint32_t window_capacity;                   /* Max samples kept. */
+    enum awafs_window_kind window_kind;
+    uint32_t window_capacity;                   /* Max samples (exact). */
     uint32_t ring_capacity;                     /* Completions in flight. */
 };
 

@@ -148,6 +148,7 @@ usage(void)
            "  --shift-to CDF        switch to this CDF at --shift-at-ms\n"
            "  --shift-at-ms T       (default: half the duration)\n"
            "  --csv                 machine-readable output\n"
+           "  --window-type T       exact (default) or histogram\n"
            "  --memory              print the per-port memory and exit\n");
 }
 
@@ -157,7 +158,7 @@ main(int argc, char *argv[])
     enum { OPT_QUEUES = 256, OPT_PCT, OPT_THR, OPT_STATIC, OPT_WINDOW,
            OPT_INTERVAL, OPT_MIN, OPT_RATE, OPT_DURATION, OPT_MICRO,
            OPT_WORKLOAD, OPT_SHIFT_TO, OPT_SHIFT_AT, OPT_CSV, OPT_MEMORY,
-           OPT_HELP };
+           OPT_WINDOW_TYPE, OPT_HELP };
     static const struct option long_opts[] = {
         { "queues", required_argument, NULL, OPT_QUEUES },
         { "percentiles", required_argument, NULL, OPT_PCT },
@@ -174,6 +175,7 @@ main(int argc, char *argv[])
         { "shift-at-ms", required_argument, NULL, OPT_SHIFT_AT },
         { "csv", no_argument, NULL, OPT_CSV },
         { "memory", no_argument, NULL, OPT_MEMORY },
+        { "window-type", required_argument, NULL, OPT_WINDOW_TYPE },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
@@ -184,7 +186,7 @@ main(int argc, char *argv[])
     struct awafs_config cfg;
     uint32_t queues = 2;
     struct awafs_adapt *a;
-    bool csv = false, is_static = false, memory = false;
+    bool csv = false, is_static = false, memory = false, hist = false;
     int64_t window_ms = 250, interval_ms = 200, min_samples = 20;
     int opt;
 
@@ -205,17 +207,27 @@ main(int argc, char *argv[])
         case OPT_SHIFT_AT: shift_us = atoll(optarg) * 1000; break;
         case OPT_CSV: csv = true; break;
         case OPT_MEMORY: memory = true; break;
+        case OPT_WINDOW_TYPE:
+            if (strcmp(optarg, "exact") && strcmp(optarg, "histogram")) {
+                die("--window-type is exact or histogram", optarg);
+            }
+            hist = !strcmp(optarg, "histogram");
+            break;
         case OPT_HELP: usage(); return 0;
         default: usage(); return 2;
         }
     }
     if (memory) {
         awafs_config_default(&cfg, queues);
-        printf("per-port memory at the defaults: %zu bytes (window %"PRIu32
-               " samples x %zu B, ring %"PRIu32" slots: %zu B)\n",
+        printf("per-port memory at the defaults, exact window: %zu bytes "
+               "(%"PRIu32" samples x %zu B, ring %"PRIu32" slots: %zu B)\n",
                awafs_adapt_memsize(&cfg), cfg.window_capacity,
                sizeof(struct awafs_ring_entry) + sizeof(uint64_t),
                cfg.ring_capacity, awafs_ring_memsize(cfg.ring_capacity));
+        cfg.window_kind = AWAFS_WINDOW_HISTOGRAM;
+        printf("per-port memory at the defaults, histogram window: %zu "
+               "bytes (histograms %zu B, any completion rate)\n",
+               awafs_adapt_memsize(&cfg), awafs_histwin_memsize());
         return 0;
     }
     if (!first.n) {
@@ -236,6 +248,7 @@ main(int argc, char *argv[])
         die("--thresholds needs queues - 1 values", thr_arg);
     }
     cfg.adaptive = !is_static;
+    cfg.window_kind = hist ? AWAFS_WINDOW_HISTOGRAM : AWAFS_WINDOW_EXACT;
     cfg.window_us = window_ms * 1000;
     cfg.interval_us = interval_ms * 1000;
     cfg.min_samples = min_samples;

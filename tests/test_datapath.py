@@ -278,6 +278,7 @@ BAD_CONFIGS = [
     ({"mode": "fast"}, "mode: \"fast\" is neither"),
     ({"percentiles": "10,20,100"}, "is not a percentile in (0, 100)"),
     ({"window-ms": "-5"}, "window-ms: \"-5\" is not an integer"),
+    ({"window-type": "tdigest"}, "window-type: \"tdigest\" is neither"),
     ({"frobnicate": 1}, "unknown key \"frobnicate\""),
 ]
 
@@ -353,6 +354,24 @@ def test_reconfigure_keeps_queued_packets_and_window(sw):
     assert details["backlog-packets"] == "0"
 
 
+@pytest.mark.parametrize("window", ["histogram", "exact"])
+def test_window_types(sw, window):
+    """Both windows learn the micro-benchmark threshold; the histogram is
+    the default, the exact window reports the exact percentile."""
+    config = {"queues": 2, "percentiles": 10, "thresholds": 1000}
+    if window == "exact":
+        config["window-type"] = "exact"
+    sw.sb.set_awafs("p1", **config)
+    sw.play(completion_frames(weyl_samples(MICRO, 400)), rate=1000)
+    _, details, _ = sw.sb.qos_show("p1")
+    assert details["window-type"] == window
+    thr = int(details["current-thresholds"])
+    if window == "exact":
+        assert thr == 10000
+    else:
+        assert abs(thr - 10000) <= 10000 / 128
+
+
 # ---- observability --------------------------------------------------------
 
 def test_openflow_queue_stats_for_all_queues(sw):
@@ -370,7 +389,8 @@ def test_history_command(sw):
     sw.play(completion_frames([5000] * 50), rate=500)
     time.sleep(0.5)
     rows = history(sw.sb, "p1")
-    assert rows and rows[-1][3] == [5000]
+    # The default histogram window: within 2^-7 of the exact 5000.
+    assert rows and abs(rows[-1][3][0] - 5000) <= 5000 / 128
     assert [r[1] for r in rows] == sorted(r[1] for r in rows)
     out = sw.sb.appctl("awafs/history", "p1", "1")
     assert "last 1 of" in out

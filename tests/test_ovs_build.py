@@ -28,7 +28,8 @@ def test_vswitchd_links_dpdk():
 
 def test_core_compiled_inside_ovs():
     """The core is built into libopenvswitch, under OVS's -Werror flags."""
-    for name in ("awafs-hdr", "awafs-ring", "awafs-adapt"):
+    for name in ("awafs-hdr", "awafs-ring", "awafs-adapt", "awafs-sched",
+                 "awafs-histwin"):
         assert (BUILD / "ovs" / "lib" / f"{name}.lo").exists(), name
 
 

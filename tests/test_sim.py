@@ -4,28 +4,12 @@ simulations of the AWAFS core (sim/awafs-sim.c driving lib/).
 Expected values are computed here, independently of the C code, from the
 workload CDF files."""
 
-import csv
-import io
-import subprocess
-
 import pytest
 
-from conftest import BIN
+from testbed.sim import run_sim, window_deviation
 from testbed.workload import inverse_cdf, load_cdf
 
 WINDOW_MS, INTERVAL_MS = 250, 200
-
-
-def run_sim(*args):
-    proc = subprocess.run([str(BIN / "awafs-sim"), "--csv", *map(str, args)],
-                          capture_output=True, text=True, timeout=60,
-                          check=True)
-    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
-    for r in rows:
-        r["t_ms"] = int(r["t_ms"])
-        r["version"] = int(r["version"])
-        r["thr"] = [int(v) for k, v in r.items() if k.startswith("thr")]
-    return rows
 
 
 @pytest.mark.parametrize("init", [1000, 10000, 1000000])
@@ -81,3 +65,20 @@ def test_workload_shift_moves_thresholds(workloads):
         assert r["thr"] == pytest.approx(want_ws, rel=0.03), r
     for old, new in zip(before[-1]["thr"], after[0]["thr"]):
         assert new > old
+
+
+BUCKET_BOUND = 2 ** -7      # AWAFS_HIST_SUB_BITS = 6: half a bucket.
+PERCENTILE_SETS = [[10, 20, 30, 40, 50, 60, 70], [1, 5, 25, 50, 75, 95, 99]]
+
+
+@pytest.mark.parametrize("pcts", PERCENTILE_SETS, ids=["10-70", "1-99"])
+def test_histogram_window_within_bound_on_every_workload(workloads, pcts):
+    """On every workload CDF, the O(1)-memory histogram window's thresholds
+    stay within the documented bound of the exact window's.  The window
+    (256 ms) is a whole number of slices and the interval (208 ms) too, so
+    both windows hold the same completions and only bucketing differs."""
+    cdfs = sorted(workloads.glob("*.cdf"))
+    assert len(cdfs) >= 4
+    for cdf in cdfs:
+        dev = window_deviation(cdf, pcts, window_ms=256, interval_ms=208)
+        assert dev <= BUCKET_BOUND, (cdf.name, dev)

@@ -1,0 +1,217 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* A window of completed flow sizes in O(1) memory: time-sliced histograms
+ * with logarithmic buckets (in the spirit of HDR histograms and Homa's byte
+ * histograms).
+ *
+ * Buckets.  A size below 2^M (M = AWAFS_HIST_SUB_BITS) has a bucket of its
+ * own; sizes of 2^AWAFS_HIST_MAX_BITS and more share the last one.  Above, a size with its highest set bit at position e >= M falls in
+ * one of 2^M equal buckets of [2^e, 2^(e+1)), each 2^(e-M) wide.  A
+ * percentile is reported as the middle of its bucket, so it differs from the
+ * exact nearest-rank percentile of the same samples by at most half a bucket:
+ * a relative error of at most 2^-(M+1) (0.78 % for M = 6).
+ *
+ * Time.  The window is cut into slices of 'window / AWAFS_HIST_SLICES'.  A
+ * slice leaves the window when its newest possible entry is older than the
+ * window, so the window holds between W and W + one slice of completions.
+ * The sum of the live slices is kept up to date on every add and expiry, so a
+ * percentile query is one scan of the buckets: no sort, no per-sample
+ * memory. */
+
+#include "awafs.h"
+#include "awafs-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SUB (1u << AWAFS_HIST_SUB_BITS)
+#define N_BUCKETS ((AWAFS_HIST_MAX_BITS - AWAFS_HIST_SUB_BITS + 1) * SUB)
+#define MAX_SIZE ((1ull << AWAFS_HIST_MAX_BITS) - 1)
+#define N_SLOTS (AWAFS_HIST_SLICES * 2 + 1)   /* Room for W up to 2x. */
+
+struct hist_slice {
+    int64_t index;              /* ts / slice_us of its entries; -1: empty. */
+    uint32_t count;
+    uint32_t buckets[N_BUCKETS];
+};
+
+struct awafs_histwin {
+    int64_t window_us;
+    int64_t slice_us;
+    uint64_t total;
+    uint64_t sum[N_BUCKETS];
+    struct hist_slice slots[N_SLOTS];
+};
+
+static uint32_t
+bucket_of(uint64_t v)
+{
+    int e;
+
+    if (v < SUB) {
+        return v;
+    }
+    if (v > MAX_SIZE) {
+        v = MAX_SIZE;           /* Saturates in the last bucket. */
+    }
+    e = 63 - __builtin_clzll(v);
+    return (e - AWAFS_HIST_SUB_BITS + 1) * SUB
+           + ((v >> (e - AWAFS_HIST_SUB_BITS)) & (SUB - 1));
+}
+
+/* The middle of bucket 'b'. */
+static uint64_t
+bucket_value(uint32_t b)
+{
+    uint32_t e, m;
+    uint64_t lo, width;
+
+    if (b < SUB) {
+        return b;
+    }
+    e = b / SUB + AWAFS_HIST_SUB_BITS - 1;
+    m = b % SUB;
+    width = 1ull << (e - AWAFS_HIST_SUB_BITS);
+    lo = (1ull << e) + m * width;
+    return lo + width / 2;
+}
+
+size_t
+awafs_histwin_memsize(void)
+{
+    return sizeof(struct awafs_histwin);
+}
+
+static void
+slot_clear(struct awafs_histwin *h, struct hist_slice *s)
+{
+    if (s->count) {
+        for (uint32_t b = 0; b < N_BUCKETS; b++) {
+            h->sum[b] -= s->buckets[b];
+        }
+        h->total -= s->count;
+        memset(s->buckets, 0, sizeof s->buckets);
+        s->count = 0;
+    }
+    s->index = -1;
+}
+
+struct awafs_histwin *
+awafs_histwin_create(int64_t window_us)
+{
+    struct awafs_histwin *h;
+
+    if (window_us <= 0) {
+        return NULL;
+    }
+    h = calloc(1, sizeof *h);
+    if (!h) {
+        return NULL;
+    }
+    h->window_us = window_us;
+    h->slice_us = window_us / AWAFS_HIST_SLICES;
+    if (!h->slice_us) {
+        h->slice_us = 1;
+    }
+    for (int i = 0; i < N_SLOTS; i++) {
+        h->slots[i].index = -1;
+    }
+    return h;
+}
+
+void
+awafs_histwin_destroy(struct awafs_histwin *h)
+{
+    free(h);
+}
+
+bool
+awafs_histwin_set_window(struct awafs_histwin *h, int64_t window_us)
+{
+    /* The slices keep their width; the window may grow as long as the
+     * slots still cover it: W / slice + 1 slices can be live at once. */
+    if (window_us <= 0 || window_us / h->slice_us + 1 > N_SLOTS) {
+        return false;
+    }
+    h->window_us = window_us;
+    return true;
+}
+
+void
+awafs_histwin_add(struct awafs_histwin *h, int64_t ts_us, uint64_t size)
+{
+    int64_t index = ts_us >= 0 ? ts_us / h->slice_us : 0;
+    struct hist_slice *s = &h->slots[index % N_SLOTS];
+    uint32_t b = bucket_of(size);
+
+    if (s->index != index) {
+        if (s->index > index) {
+            return;     /* Older than anything the slots can hold. */
+        }
+        slot_clear(h, s);
+        s->index = index;
+    }
+    s->buckets[b]++;
+    s->count++;
+    h->sum[b]++;
+    h->total++;
+}
+
+uint64_t
+awafs_histwin_prune(struct awafs_histwin *h, int64_t now_us)
+{
+    int64_t cutoff = now_us - h->window_us;
+    uint64_t pruned = 0;
+
+    for (int i = 0; i < N_SLOTS; i++) {
+        struct hist_slice *s = &h->slots[i];
+
+        /* Its newest possible entry is older than the window. */
+        if (s->index >= 0 && (s->index + 1) * h->slice_us - 1 < cutoff) {
+            pruned += s->count;
+            slot_clear(h, s);
+        }
+    }
+    return pruned;
+}
+
+uint64_t
+awafs_histwin_count(const struct awafs_histwin *h)
+{
+    return h->total;
+}
+
+void
+awafs_histwin_percentiles(const struct awafs_histwin *h,
+                          const uint32_t *pct_milli, size_t n_pct,
+                          uint64_t *out)
+{
+    uint64_t seen = 0;
+    uint32_t b = 0;
+
+    for (size_t i = 0; i < n_pct && h->total; i++) {
+        /* Nearest rank, as awafs_percentiles(). */
+        uint64_t rank = ((uint64_t) pct_milli[i] * h->total + 99999)
+                        / 100000;
+
+        if (!rank) {
+            rank = 1;
+        }
+        while (b < N_BUCKETS && seen + h->sum[b] < rank) {
+            seen += h->sum[b++];
+        }
+        out[i] = bucket_value(b < N_BUCKETS ? b : N_BUCKETS - 1);
+    }
+}
