@@ -4,6 +4,7 @@
 #   make         build patched OVS 3.1.0 + DPDK 22.11 and the AWAFS tools
 #   make check   setup + build + every test (pytest drives all of them)
 #   make demo    setup + build + the main job
+#   make bench   setup + build + benchmarks (report in build/bench/)
 #   make fuzz    run the header-parser fuzzer for longer
 #   make clean   remove build/
 #
@@ -43,7 +44,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
-.PHONY: all build setup core unit ovs check demo fuzz clean
+.PHONY: all build setup core unit ovs check demo bench fuzz clean
 
 all build: ovs core
 
@@ -54,7 +55,8 @@ setup:
 
 # ---- the AWAFS core, on its own ------------------------------------------
 
-core: $(CORE)/libawafs.a unit $(BIN)/awafs-sim $(FUZZ_BIN)
+core: $(CORE)/libawafs.a unit $(BIN)/awafs-sim $(FUZZ_BIN) \
+	$(B)/bench/core-bench
 
 $(CORE)/%.o: lib/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -125,6 +127,11 @@ check: setup build
 
 demo: setup build
 	$(VENV)/bin/python demo/awafs_demo.py
+
+# Benchmarks (about 6 minutes): CSV files and report.md in build/bench/.
+bench: setup build
+	$(VENV)/bin/python bench/run.py $(B)/bench $(B)/bench/core-bench \
+		"$$(build-aux/fetch-stock-ovs.sh $(B)/stock)"
 
 fuzz: setup $(FUZZ_BIN)
 	$(VENV)/bin/python tests/fuzz/make_seeds.py $(B)/fuzz/corpus

@@ -19,10 +19,9 @@ sys.path.insert(0, str(REPO))
 
 from testbed.switch import Switch  # noqa: E402
 from testbed.traffic import tcp_frame  # noqa: E402
-from testbed.workload import inverse_cdf, load_cdf, weyl_samples  # noqa: E402
+from testbed.workload import (inverse_cdf, load_cdf,  # noqa: E402
+                              weyl_samples, workloads_dir)
 
-WORKLOADS = Path(os.environ.get("AWAFS_SHARED", REPO.parent / "shared")) \
-    / "workloads"
 PERCENTILES = [25, 50, 75]
 FLOWS_PER_S = 1000
 PHASE_S = 3.0
@@ -53,8 +52,8 @@ def queue_tx(sb):
 def main():
     if os.geteuid() != 0:
         sys.exit("make demo needs root (DPDK hugepages, veth pairs)")
-    phases = [("data mining", load_cdf(WORKLOADS / "datamining.cdf")),
-              ("web search", load_cdf(WORKLOADS / "websearch.cdf"))]
+    phases = [("data mining", load_cdf(workloads_dir() / "datamining.cdf")),
+              ("web search", load_cdf(workloads_dir() / "websearch.cdf"))]
 
     print("Starting a sandboxed OVS-DPDK switch (patched ovs-vswitchd)...")
     sw = Switch()

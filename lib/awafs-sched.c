@@ -31,11 +31,20 @@ struct sched_slot {
     uint32_t len;
 };
 
+/* Per-queue counters, kept to the minimum the fast path must update;
+ * awafs_sched_get_queue_stats() derives the rest. */
+struct sched_counters {
+    uint64_t tx_packets, tx_bytes;
+    uint64_t drop_packets, drop_bytes;
+    uint64_t ecn_marks;
+    uint64_t backlog_bytes;
+};
+
 struct sched_queue {
     struct sched_slot *slots;   /* 'mask + 1' slots. */
     uint32_t head;              /* Oldest packet. */
-    uint32_t count;
-    struct awafs_queue_stats stats;
+    uint32_t count;             /* Backlog, packets. */
+    struct sched_counters c;
 };
 
 struct awafs_sched {
@@ -102,9 +111,10 @@ set_backlog(struct awafs_sched *s, uint32_t backlog)
     atomic_store_explicit(&s->backlog_shared, backlog, memory_order_relaxed);
 }
 
-void *
-awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
-                    uint32_t len)
+/* Appends 'pkt' to queue 'q', or returns the packet to drop (see
+ * awafs_sched_enqueue()); updates 's->backlog' but not its shared copy. */
+static inline void *
+enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len)
 {
     struct sched_queue *queue;
     void *victim = NULL;
@@ -123,30 +133,54 @@ awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
             low--;
         }
         if (low <= q) {
-            s->q[q].stats.drop_packets++;
-            s->q[q].stats.drop_bytes += len;
+            s->q[q].c.drop_packets++;
+            s->q[q].c.drop_bytes += len;
             return pkt;
         }
         lq = &s->q[low];
         lq->count--;
         slot = &lq->slots[(lq->head + lq->count) & s->mask];
         victim = slot->pkt;
-        lq->stats.drop_packets++;
-        lq->stats.drop_bytes += slot->len;
-        lq->stats.backlog_packets--;
-        lq->stats.backlog_bytes -= slot->len;
-        set_backlog(s, s->backlog - 1);
+        lq->c.drop_packets++;
+        lq->c.drop_bytes += slot->len;
+        lq->c.backlog_bytes -= slot->len;
+        s->backlog--;
     }
     queue = &s->q[q];
     queue->slots[(queue->head + queue->count) & s->mask] =
         (struct sched_slot) { .pkt = pkt, .len = len };
     queue->count++;
-    queue->stats.enq_packets++;
-    queue->stats.enq_bytes += len;
-    queue->stats.backlog_packets++;
-    queue->stats.backlog_bytes += len;
-    set_backlog(s, s->backlog + 1);
+    queue->c.backlog_bytes += len;
+    s->backlog++;
     return victim;
+}
+
+void *
+awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
+                    uint32_t len)
+{
+    void *victim = enqueue__(s, q, pkt, len);
+
+    set_backlog(s, s->backlog);
+    return victim;
+}
+
+size_t
+awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
+                          void **pkts, const uint32_t *lens, size_t n,
+                          void **victims)
+{
+    size_t n_victims = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        void *victim = enqueue__(s, queues[i], pkts[i], lens[i]);
+
+        if (victim) {
+            victims[n_victims++] = victim;
+        }
+    }
+    set_backlog(s, s->backlog);
+    return n_victims;
 }
 
 size_t
@@ -181,21 +215,22 @@ awafs_sched_commit(struct awafs_sched *s, size_t n)
 
     for (uint32_t i = 0; i < s->n_queues && n; i++) {
         struct sched_queue *queue = &s->q[i];
+        uint64_t qbytes = 0;
+        uint32_t k = queue->count < n ? queue->count : n;
 
-        while (queue->count && n) {
-            uint32_t len = queue->slots[queue->head].len;
-
-            queue->head = (queue->head + 1) & s->mask;
-            queue->count--;
-            queue->stats.tx_packets++;
-            queue->stats.tx_bytes += len;
-            queue->stats.backlog_packets--;
-            queue->stats.backlog_bytes -= len;
-            set_backlog(s, s->backlog - 1);
-            bytes += len;
-            n--;
+        for (uint32_t j = 0; j < k; j++) {
+            qbytes += queue->slots[(queue->head + j) & s->mask].len;
         }
+        queue->head = (queue->head + k) & s->mask;
+        queue->count -= k;
+        queue->c.tx_packets += k;
+        queue->c.tx_bytes += qbytes;
+        queue->c.backlog_bytes -= qbytes;
+        s->backlog -= k;
+        bytes += qbytes;
+        n -= k;
     }
+    set_backlog(s, s->backlog);
     return bytes;
 }
 
@@ -211,7 +246,7 @@ void
 awafs_sched_count_ecn_mark(struct awafs_sched *s, unsigned int q)
 {
     if (q < s->n_queues) {
-        s->q[q].stats.ecn_marks++;
+        s->q[q].c.ecn_marks++;
     }
 }
 
@@ -219,10 +254,22 @@ void
 awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
                             struct awafs_queue_stats *stats)
 {
+    memset(stats, 0, sizeof *stats);
     if (q < s->n_queues) {
-        *stats = s->q[q].stats;
-    } else {
-        memset(stats, 0, sizeof *stats);
+        const struct sched_queue *queue = &s->q[q];
+
+        stats->tx_packets = queue->c.tx_packets;
+        stats->tx_bytes = queue->c.tx_bytes;
+        stats->drop_packets = queue->c.drop_packets;
+        stats->drop_bytes = queue->c.drop_bytes;
+        stats->ecn_marks = queue->c.ecn_marks;
+        stats->backlog_packets = queue->count;
+        stats->backlog_bytes = queue->c.backlog_bytes;
+        /* Every packet that arrived was sent, is queued or was dropped. */
+        stats->enq_packets = (stats->tx_packets + stats->backlog_packets
+                              + stats->drop_packets);
+        stats->enq_bytes = (stats->tx_bytes + stats->backlog_bytes
+                            + stats->drop_bytes);
     }
 }
 

@@ -122,7 +122,7 @@ awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
 #define AWAFS_SCHED_MAX_LIMIT (1u << 20)    /* Packets per port. */
 
 struct awafs_queue_stats {
-    uint64_t enq_packets, enq_bytes;
+    uint64_t enq_packets, enq_bytes;    /* Arrived: sent + queued + dropped. */
     uint64_t tx_packets, tx_bytes;
     uint64_t drop_packets, drop_bytes;
     uint64_t ecn_marks;
@@ -142,6 +142,12 @@ size_t awafs_sched_memsize(uint32_t n_queues, uint32_t limit);
  * packet, for the caller to free, or NULL. */
 void *awafs_sched_enqueue(struct awafs_sched *, unsigned int q, void *pkt,
                           uint32_t len);
+/* awafs_sched_enqueue() for 'n' packets, 'queues[i]' being the queue of
+ * 'pkts[i]' and 'lens[i]' its length.  Stores the packets to drop in
+ * 'victims' (room for 'n') and returns how many. */
+size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
+                                 void **pkts, const uint32_t *lens, size_t n,
+                                 void **victims);
 /* Copies up to 'max' packets in strict priority order, FIFO within a queue,
  * into 'pkts' without removing them.  Stops when 'byte_budget' is spent (a
  * packet may start while any budget is left). */

@@ -46,7 +46,7 @@ class OvsError(RuntimeError):
 class OvsSandbox:
     """One ovsdb-server + ovs-vswitchd pair in a temporary directory."""
 
-    def __init__(self, pmd_cpu_mask="0x2", extra_config=None):
+    def __init__(self, pmd_cpu_mask="0x2", extra_config=None, vswitchd=None):
         ensure_hugepages()
         self.dir = Path(tempfile.mkdtemp(prefix="awafs-ovs-"))
         self.env = dict(os.environ,
@@ -58,6 +58,8 @@ class OvsSandbox:
         self.ovsdb = None
         self.vswitchd = None
         self.pmd_cpu_mask = pmd_cpu_mask
+        # Another ovs-vswitchd binary, e.g. Debian's stock one for reference.
+        self.vswitchd_bin = str(vswitchd or BIN / "ovs-vswitchd")
         self.extra_config = extra_config or {}
         self.prefix = f"awafs{os.getpid()}x{id(self) & 0xffff:x}"
         self.bridges = set()
@@ -95,7 +97,7 @@ class OvsSandbox:
 
     def start_vswitchd(self):
         self.vswitchd = subprocess.Popen(
-            [str(BIN / "ovs-vswitchd"), self.db_sock,
+            [self.vswitchd_bin, self.db_sock,
              f"--unixctl={self.dir / 'ovs-vswitchd.ctl'}",
              f"--log-file={self.dir / 'ovs-vswitchd.log'}", "-vconsole:off",
              "-vnetdev_dpdk:dbg"],

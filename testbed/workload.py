@@ -1,6 +1,16 @@
 """Flow-size workloads: the CDF files in ../shared/workloads and samples of
 them.  Independent of the C code, so tests can check the core against it."""
 
+import os
+from pathlib import Path
+
+
+def workloads_dir():
+    """shared/workloads beside the repository, or under $AWAFS_SHARED."""
+    repo = Path(__file__).resolve().parent.parent
+    return Path(os.environ.get("AWAFS_SHARED", repo.parent / "shared")) \
+        / "workloads"
+
 
 def weyl_samples(points, n, start=0):
     """n flow sizes from a CDF [(size, p), ...] at the low-discrepancy

@@ -1,6 +1,5 @@
 """Paths shared by the AWAFS test suite."""
 
-import os
 import sys
 from pathlib import Path
 
@@ -10,13 +9,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))       # For the testbed package.
 BUILD = REPO / "build"
 BIN = BUILD / "bin"
-SHARED = Path(os.environ.get("AWAFS_SHARED", REPO.parent / "shared"))
-WORKLOADS = SHARED / "workloads"
 
 
 @pytest.fixture(scope="session")
 def workloads():
-    if not WORKLOADS.is_dir():
-        pytest.fail(f"workload CDFs not found in {WORKLOADS} "
+    from testbed.workload import workloads_dir
+
+    path = workloads_dir()
+    if not path.is_dir():
+        pytest.fail(f"workload CDFs not found in {path} "
                     "(set AWAFS_SHARED to the shared/ folder)")
-    return WORKLOADS
+    return path

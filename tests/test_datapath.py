@@ -203,7 +203,9 @@ def test_workload_shift_moves_thresholds(sw, workloads):
 
 
 def test_static_mode_never_moves(sw):
-    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=1000)
+    # A window far longer than the test, so that its samples stay visible.
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=1000,
+                    **{"window-ms": 10000})
     sw.play(completion_frames(weyl_samples(MICRO, 600)), rate=1000)
     time.sleep(0.3)
     _, details, _ = sw.sb.qos_show("p1")

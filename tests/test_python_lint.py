@@ -8,7 +8,7 @@ from conftest import REPO
 
 
 def test_pyflakes():
-    paths = [str(REPO / d) for d in ("tests", "testbed", "demo")
+    paths = [str(REPO / d) for d in ("tests", "testbed", "demo", "bench")
              if (REPO / d).is_dir()]
     proc = subprocess.run([sys.executable, "-m", "pyflakes", *paths],
                           capture_output=True, text=True)

@@ -2,6 +2,8 @@
 
 #include "unit.h"
 
+#include <stdlib.h>
+
 /* Packets are small integers cast to pointers: (queue << 8) | seq. */
 #define PKT(q, seq) ((void *) (uintptr_t) ((q) << 8 | (seq)))
 
@@ -130,6 +132,54 @@ test_wraparound(void **state)
     awafs_sched_destroy(s);
 }
 
+/* The burst path makes the same decisions as one enqueue at a time. */
+static void
+test_burst_equals_single(void **state)
+{
+    struct awafs_sched *a = awafs_sched_create(4, 20);
+    struct awafs_sched *b = awafs_sched_create(4, 20);
+    void *victims[32], *out_a[32], *out_b[32];
+    uint8_t queues[32];
+    uint32_t lens[32];
+    void *pkts[32];
+    size_t n_victims = 0;
+
+    (void) state;
+    srand(3);
+    for (int i = 0; i < 32; i++) {
+        queues[i] = rand() % 5;             /* 4 is clamped to 3. */
+        lens[i] = 60 + i;
+        pkts[i] = PKT(queues[i], i);
+    }
+    for (int i = 0; i < 32; i++) {
+        void *v = awafs_sched_enqueue(a, queues[i], pkts[i], lens[i]);
+
+        if (v) {
+            victims[n_victims++] = v;
+        }
+    }
+    assert_int_equal(awafs_sched_enqueue_burst(b, queues, pkts, lens, 32,
+                                               out_b), n_victims);
+    for (size_t i = 0; i < n_victims; i++) {
+        assert_ptr_equal(out_b[i], victims[i]);
+    }
+    assert_int_equal(awafs_sched_backlog(b), 20);
+    assert_int_equal(awafs_sched_peek(a, out_a, 32, INT64_MAX), 20);
+    assert_int_equal(awafs_sched_peek(b, out_b, 32, INT64_MAX), 20);
+    assert_memory_equal(out_a, out_b, 20 * sizeof out_a[0]);
+    for (unsigned int q = 0; q < 4; q++) {
+        struct awafs_queue_stats sa, sb;
+
+        awafs_sched_get_queue_stats(a, q, &sa);
+        awafs_sched_get_queue_stats(b, q, &sb);
+        assert_memory_equal(&sa, &sb, sizeof sa);
+    }
+    awafs_sched_commit(a, 20);
+    awafs_sched_commit(b, 20);
+    awafs_sched_destroy(a);
+    awafs_sched_destroy(b);
+}
+
 static void
 test_create_limits(void **state)
 {
@@ -226,6 +276,7 @@ main(void)
         cmocka_unit_test(test_byte_budget),
         cmocka_unit_test(test_full_buffer_drops_lowest_first),
         cmocka_unit_test(test_wraparound),
+        cmocka_unit_test(test_burst_equals_single),
         cmocka_unit_test(test_create_limits),
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_ecn_marking),
