@@ -210,6 +210,7 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
     }
     hdr->tcp_flags = l4[13];
     hdr->l4_ofs = l4 - p;
+    hdr->payload_len = (l4_end - l4) - tcp_hlen;
     return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
 }
 
@@ -224,6 +225,8 @@ awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
     hdr->completed = false;
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
+    hdr->l4_ofs = 0;
+    hdr->payload_len = 0;
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
     r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse__(frame, len, hdr);
     if (stats) {

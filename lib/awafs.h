@@ -59,13 +59,14 @@ struct awafs_hdr {
     uint8_t ip_version;     /* 4 or 6; 0 if not IP. */
     uint8_t tcp_flags;      /* FIN, SYN, RST, ... (low 8 bits). */
     uint16_t l3_ofs;        /* Offset of the IP header, if ip_version. */
-    uint16_t l4_ofs;        /* Offset of the TCP header, if OK. */
+    uint16_t l4_ofs;        /* Offset of the TCP header, or 0 if none. */
+    uint32_t payload_len;   /* TCP payload bytes, if l4_ofs. */
 };
 
 enum awafs_parse_result {
     AWAFS_PARSE_OK,           /* Header found and valid. */
     AWAFS_PARSE_NOT_TCP,      /* Not IPv4/IPv6 TCP: headerless. */
-    AWAFS_PARSE_NO_OPTION,    /* TCP without the AWAFS option: headerless. */
+    AWAFS_PARSE_NO_OPTION,    /* Valid TCP without the AWAFS option. */
     AWAFS_PARSE_UNSUPPORTED,  /* IPv6 extension headers, IP fragments. */
     AWAFS_PARSE_MALFORMED,    /* Truncated or inconsistent frame/option. */
     AWAFS_PARSE_N_RESULTS
@@ -209,6 +210,57 @@ size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
                             size_t max);
 uint64_t awafs_ring_pushed(const struct awafs_ring *);
 uint64_t awafs_ring_dropped(const struct awafs_ring *);
+
+/* ---- Switch-side flow table (trust=switch and trust=verify) ---- */
+
+struct awafs_flow_key {
+    uint8_t ip_version;
+    uint8_t pad;
+    uint16_t sport, dport;
+    uint8_t src[16], dst[16];   /* IPv4 in the first 4 bytes. */
+};
+
+struct awafs_flow_result {
+    uint64_t bytes_sent;        /* The switch's count for this segment. */
+    int n_completed;            /* Messages this segment ended (0-2). */
+    uint64_t completed[2];      /* Their sizes. */
+};
+
+struct awafs_flowtab_stats {
+    uint64_t flows;             /* Live entries. */
+    uint64_t evictions;         /* Entries pushed out by a full probe. */
+    uint64_t completions;
+};
+
+struct awafs_flowtab;
+
+/* A table of 'capacity' (rounded up to a power of 2, 8 to 2^24) flows. */
+struct awafs_flowtab *awafs_flowtab_create(uint32_t capacity);
+void awafs_flowtab_destroy(struct awafs_flowtab *);
+size_t awafs_flowtab_memsize(uint32_t capacity);
+void awafs_flowtab_get_stats(const struct awafs_flowtab *,
+                             struct awafs_flowtab_stats *);
+
+/* Accounts a TCP segment of flow 'key' with sequence number 'seq'.  Fills
+ * 'r' with the bytes the flow's current message had sent before the segment
+ * and the sizes of the messages it ended: the previous one after an idle
+ * gap longer than 'idle_us', the current one on FIN or RST, or when
+ * 'host_size' (an end host's completion, -1 if none) equals the switch's own
+ * count of the message. */
+void awafs_flowtab_update(struct awafs_flowtab *,
+                          const struct awafs_flow_key *key, uint32_t seq,
+                          uint32_t payload_len, uint8_t tcp_flags,
+                          int64_t host_size, int64_t now_us, int64_t idle_us,
+                          struct awafs_flow_result *r);
+/* Checks the next 'n' entries for flows idle longer than 'idle_us' and
+ * ends their messages; stores up to 2 sizes in 'sizes', returns how many. */
+size_t awafs_flowtab_sweep(struct awafs_flowtab *, uint32_t n,
+                           int64_t now_us, int64_t idle_us, uint64_t *sizes);
+/* The 5-tuple and sequence number of a frame that awafs_parse() found TCP
+ * in (l4_ofs set); false otherwise. */
+bool awafs_flow_key_from_frame(const void *frame, size_t len,
+                               const struct awafs_hdr *,
+                               struct awafs_flow_key *, uint32_t *seq);
 
 /* ---- Histogram window: O(1) memory ---- */
 
