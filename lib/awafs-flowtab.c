@@ -196,7 +196,7 @@ size_t
 awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
                     int64_t idle_us, uint64_t *sizes)
 {
-    struct awafs_flow_result r = { .n_completed = 0 };
+    size_t n_sizes = 0;
 
     for (uint32_t i = 0; i < n && i <= t->mask; i++) {
         struct flow_entry *e = &t->slots[t->sweep];
@@ -204,16 +204,12 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
         t->sweep = (t->sweep + 1) & t->mask;
         if (e->used && now_us - e->last_us > idle_us
             && e->end != e->start) {
-            end_message(t, e, &r);
-            if (r.n_completed == 2) {
-                break;
-            }
+            sizes[n_sizes++] = e->end - e->start;
+            t->stats.completions++;
+            e->start = e->end;
         }
     }
-    for (int i = 0; i < r.n_completed; i++) {
-        sizes[i] = r.completed[i];
-    }
-    return r.n_completed;
+    return n_sizes;
 }
 
 bool

@@ -252,8 +252,9 @@ void awafs_flowtab_update(struct awafs_flowtab *,
                           uint32_t payload_len, uint8_t tcp_flags,
                           int64_t host_size, int64_t now_us, int64_t idle_us,
                           struct awafs_flow_result *r);
-/* Checks the next 'n' entries for flows idle longer than 'idle_us' and
- * ends their messages; stores up to 2 sizes in 'sizes', returns how many. */
+/* Checks the next 'n' entries for flows idle longer than 'idle_us' and ends
+ * their messages; stores their sizes in 'sizes' (room for 'n') and returns
+ * how many. */
 size_t awafs_flowtab_sweep(struct awafs_flowtab *, uint32_t n,
                            int64_t now_us, int64_t idle_us, uint64_t *sizes);
 /* The 5-tuple and sequence number of a frame that awafs_parse() found TCP

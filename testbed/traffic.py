@@ -32,14 +32,14 @@ def awafs_option(bytes_sent, flow_size=None):
 
 
 def tcp_frame(bytes_sent=None, flow_size=None, sport=40000, dport=5001,
-              payload=1000, tos=0, ipv6=False, seq=0):
+              payload=1000, tos=0, ipv6=False, seq=0, flags="PA"):
     """An Ethernet/IP/TCP frame, with the AWAFS option if 'bytes_sent' is
     given (a completion if 'flow_size' is given too)."""
     opts = [] if bytes_sent is None else [awafs_option(bytes_sent, flow_size)]
     l3 = (IPv6(src="fd00::1", dst="fd00::2", tc=tos) if ipv6
           else IP(src="10.0.0.1", dst="10.0.0.2", tos=tos))
     pkt = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / l3
-           / TCP(sport=sport, dport=dport, flags="PA", seq=seq,
+           / TCP(sport=sport, dport=dport, flags=flags, seq=seq,
                  options=opts) / (b"x" * payload))
     return bytes(pkt)
 

@@ -374,6 +374,58 @@ def test_window_types(sw, window):
         assert abs(thr - 10000) <= 10000 / 128
 
 
+# ---- trust modes (issue 4, switch side) -------------------------------------
+
+def liar_and_honest_frames():
+    """Two flows of 20 segments of 1000 bytes: a liar claiming 0 bytes sent
+    on every segment, and an honest sender."""
+    frames = []
+    for i in range(20):
+        frames.append(tcp_frame(bytes_sent=0, sport=LOW, seq=1000 * i))
+        frames.append(tcp_frame(bytes_sent=1000 * i, sport=HIGH,
+                                seq=1000 * i))
+    return frames
+
+
+@pytest.mark.parametrize("trust", ["host", "switch", "verify"])
+def test_lying_sender(sw, trust):
+    """With trust=host a sender claiming 0 bytes stays in queue 0; with
+    switch or verify it is demoted like the honest one (threshold 5000:
+    15 of its 20 segments go to queue 1)."""
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=5000,
+                    trust=trust)
+    sw.send_and_capture(liar_and_honest_frames())
+    _, details, queues = sw.sb.qos_show("p1")
+    q1 = int(queues[1]["enqueued-packets"])
+    if trust == "host":
+        assert q1 == 15                 # Only the honest sender's.
+    else:
+        assert q1 == 30                 # Both.
+        assert details["flows"] == "2"
+
+
+def test_switch_counts_without_any_header(sw):
+    """No AWAFS option at all: the switch classifies by its own count and
+    records completions on FIN and after idle gaps."""
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=3000,
+                    trust="switch", **{"idle-us": 20000})
+    fin = [tcp_frame(sport=LOW, seq=1000 * i) for i in range(5)]
+    fin.append(tcp_frame(sport=LOW, seq=5000, payload=0, flags="FA"))
+    gaps = [tcp_frame(sport=HIGH, seq=1000 * i) for i in range(3)]
+    sw.send_and_capture(fin + gaps)
+    time.sleep(0.1)                     # > idle-us: the sweep ends it.
+    # A second message on the same connection after the gap.
+    sw.send_and_capture([tcp_frame(sport=HIGH, seq=3000 + 1000 * i)
+                         for i in range(4)])
+    time.sleep(0.1)
+    _, details, queues = sw.sb.qos_show("p1")
+    assert int(details["headerless"]) == 13
+    # LOW: 3 segments below 3000 bytes, 2 at or above it, the FIN too.
+    assert queues[1]["enqueued-packets"] == "4"
+    assert details["switch-completions"] == "3"     # 5000, 3000, 4000.
+    assert details["completions"] == "3"
+
+
 # ---- observability --------------------------------------------------------
 
 def test_openflow_queue_stats_for_all_queues(sw):

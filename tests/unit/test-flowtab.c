@@ -77,7 +77,7 @@ test_idle_gap_ends_the_previous_message(void **state)
 {
     struct awafs_flowtab *t = awafs_flowtab_create(64);
     struct awafs_flow_result r;
-    uint64_t sizes[2];
+    uint64_t sizes[64];
 
     (void) state;
     seg(t, 1, 0, 1000, 0, 0);
