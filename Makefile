@@ -41,12 +41,16 @@ FUZZ_BIN := $(B)/fuzz/fuzz-hdr
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Ilib
 
+AGENT := $(B)/host-agent
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	-I$(AGENT)
+
 OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
-.PHONY: all build setup core unit ovs check demo bench fuzz clean
+.PHONY: all build setup core unit ovs host-agent check demo bench fuzz clean
 
-all build: ovs core
+all build: ovs core host-agent
 
 # ---- setup ----------------------------------------------------------------
 
@@ -83,6 +87,27 @@ $(B)/bench/core-bench: bench/core-bench.c $(CORE)/libawafs.a
 $(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	clang $(FUZZ_FLAGS) tests/fuzz/fuzz-hdr.c lib/awafs-hdr.c -o $@
+
+# ---- the host agent (BPF, libbpf) ----------------------------------------
+
+host-agent: $(BIN)/awafs-host
+
+.SECONDARY: $(AGENT)/awafs_sockops.bpf.o
+
+# Types of the running kernel, from its BTF.
+$(AGENT)/vmlinux.h:
+	@mkdir -p $(@D)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(AGENT)/%.bpf.o: host-agent/%.bpf.c $(AGENT)/vmlinux.h
+	clang $(BPF_CFLAGS) -c $< -o $@
+
+$(AGENT)/%.skel.h: $(AGENT)/%.bpf.o
+	bpftool gen skeleton $< name $* > $@
+
+$(BIN)/awafs-host: host-agent/awafs-host.c $(AGENT)/awafs_sockops.skel.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -I$(AGENT) $< -lbpf -o $@
 
 # ---- patched Open vSwitch -------------------------------------------------
 #

@@ -1,0 +1,307 @@
+/* awafs-host: makes the TCP connections of a cgroup report AWAFS headers.
+ *
+ *   awafs-host attach --cgroup PATH [--idle-us N]
+ *   awafs-host detach --cgroup PATH
+ *   awafs-host status [--cgroup PATH]
+ *
+ * 'attach' loads awafs_sockops.bpf.c, attaches it to the cgroup v2 directory
+ * PATH and pins the link and its counters under /sys/fs/bpf/awafs/ID (ID:
+ * the cgroup's inode number), so that the attachment outlives this process
+ * and 'status' and 'detach' find it.  Unmodified applications in the cgroup
+ * (and its descendants) then send the option on every data segment. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "awafs_sockops.skel.h"
+
+#define PIN_ROOT "/sys/fs/bpf/awafs"
+#define CGROUP2_MAGIC 0x63677270
+#define BPF_FS_MAGIC 0xcafe4a11
+
+static const char *const counter_names[] = {
+    "connections", "messages", "options", "completions", "no-space",
+    "retransmits", "errors",
+};
+#define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
+
+static void
+usage(FILE *f)
+{
+    fprintf(f, "usage: awafs-host attach --cgroup PATH [--idle-us N]\n"
+               "       awafs-host detach --cgroup PATH\n"
+               "       awafs-host status [--cgroup PATH]\n");
+}
+
+static int
+fail(const char *fmt, const char *arg, int err)
+{
+    fprintf(stderr, "awafs-host: ");
+    fprintf(stderr, fmt, arg);
+    if (err) {
+        fprintf(stderr, ": %s", strerror(err));
+    }
+    fputc('\n', stderr);
+    return 1;
+}
+
+/* Fills 'dir' with the pin directory of cgroup 'path' after checking that
+ * it is a cgroup v2 directory. */
+static int
+pin_dir(const char *path, char *dir, size_t size)
+{
+    struct statfs sfs;
+    struct stat st;
+
+    if (statfs(path, &sfs) || stat(path, &st)) {
+        return fail("%s", path, errno);
+    }
+    if (sfs.f_type != CGROUP2_MAGIC || !S_ISDIR(st.st_mode)) {
+        return fail("%s is not a cgroup v2 directory (cgroup2 is mounted "
+                    "at /sys/fs/cgroup/unified here, or /sys/fs/cgroup)",
+                    path, 0);
+    }
+    snprintf(dir, size, PIN_ROOT "/%llu", (unsigned long long) st.st_ino);
+    return 0;
+}
+
+static int
+ensure_bpffs(void)
+{
+    struct statfs sfs;
+
+    if (!statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC) {
+        return 0;
+    }
+    mkdir("/sys/fs/bpf", 0700);
+    if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL)) {
+        return fail("cannot mount bpffs on %s", "/sys/fs/bpf", errno);
+    }
+    return 0;
+}
+
+static int
+cmd_attach(const char *cgroup, unsigned long idle_us)
+{
+    char dir[PATH_MAX], pin[PATH_MAX + 16];
+    struct awafs_sockops *skel;
+    struct bpf_link *link;
+    int cgfd, err;
+
+    if (pin_dir(cgroup, dir, sizeof dir) || ensure_bpffs()) {
+        return 1;
+    }
+    if (!access(dir, F_OK)) {
+        return fail("already attached to %s (detach first)", cgroup, 0);
+    }
+    cgfd = open(cgroup, O_RDONLY | O_DIRECTORY);
+    if (cgfd < 0) {
+        return fail("%s", cgroup, errno);
+    }
+    skel = awafs_sockops__open();
+    if (!skel) {
+        close(cgfd);
+        return fail("cannot open the BPF object%s", "", errno);
+    }
+    skel->rodata->idle_ns = (unsigned long long) idle_us * 1000;
+    err = awafs_sockops__load(skel);
+    if (err) {
+        awafs_sockops__destroy(skel);
+        close(cgfd);
+        return fail("cannot load the BPF program (kernel without BTF, "
+                    "sock_ops header options or sk_storage?)%s", "", -err);
+    }
+    link = bpf_program__attach_cgroup(skel->progs.awafs_sockops, cgfd);
+    close(cgfd);
+    if (!link) {
+        err = errno;
+        awafs_sockops__destroy(skel);
+        return fail("cannot attach to %s", cgroup, err);
+    }
+    mkdir(PIN_ROOT, 0700);
+    if (mkdir(dir, 0700)) {
+        err = errno;
+        bpf_link__destroy(link);
+        awafs_sockops__destroy(skel);
+        return fail("%s", dir, err);
+    }
+    snprintf(pin, sizeof pin, "%s/link", dir);
+    err = bpf_link__pin(link, pin);
+    if (!err) {
+        snprintf(pin, sizeof pin, "%s/counters", dir);
+        err = bpf_map__pin(skel->maps.counters, pin);
+    }
+    if (err) {
+        snprintf(pin, sizeof pin, "%s/link", dir);
+        unlink(pin);
+        rmdir(dir);
+        bpf_link__destroy(link);
+        awafs_sockops__destroy(skel);
+        return fail("cannot pin under %s", dir, -err);
+    }
+    printf("awafs-host: attached to %s (idle %lu us), pinned in %s\n",
+           cgroup, idle_us, dir);
+    bpf_link__destroy(link);    /* The pin keeps it attached. */
+    awafs_sockops__destroy(skel);
+    return 0;
+}
+
+static int
+cmd_detach(const char *cgroup)
+{
+    char dir[PATH_MAX], pin[PATH_MAX + 16];
+
+    if (pin_dir(cgroup, dir, sizeof dir)) {
+        return 1;
+    }
+    if (access(dir, F_OK)) {
+        return fail("not attached to %s", cgroup, 0);
+    }
+    /* The pinned link is the last reference: removing it detaches. */
+    snprintf(pin, sizeof pin, "%s/link", dir);
+    unlink(pin);
+    snprintf(pin, sizeof pin, "%s/counters", dir);
+    unlink(pin);
+    if (rmdir(dir)) {
+        return fail("%s", dir, errno);
+    }
+    printf("awafs-host: detached from %s\n", cgroup);
+    return 0;
+}
+
+static int
+print_status(const char *dir, const char *id)
+{
+    char pin[PATH_MAX + 16];
+    int ncpus = libbpf_num_possible_cpus();
+    unsigned long long *vals;
+    int fd;
+
+    snprintf(pin, sizeof pin, "%s/counters", dir);
+    fd = bpf_obj_get(pin);
+    if (fd < 0 || ncpus <= 0) {
+        return fail("cannot read %s", pin, errno);
+    }
+    vals = calloc(ncpus, sizeof *vals);
+    printf("cgroup %s:", id);
+    for (unsigned int k = 0; k < N_COUNTERS; k++) {
+        unsigned long long sum = 0;
+
+        if (!bpf_map_lookup_elem(fd, &k, vals)) {
+            for (int c = 0; c < ncpus; c++) {
+                sum += vals[c];
+            }
+        }
+        printf(" %s=%llu", counter_names[k], sum);
+    }
+    printf("\n");
+    free(vals);
+    close(fd);
+    return 0;
+}
+
+static int
+cmd_status(const char *cgroup)
+{
+    char dir[PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+    int n = 0;
+
+    if (cgroup) {
+        if (pin_dir(cgroup, dir, sizeof dir)) {
+            return 1;
+        }
+        if (access(dir, F_OK)) {
+            return fail("not attached to %s", cgroup, 0);
+        }
+        return print_status(dir, strrchr(dir, '/') + 1);
+    }
+    d = opendir(PIN_ROOT);
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] != '.') {
+            snprintf(dir, sizeof dir, PIN_ROOT "/%s", de->d_name);
+            print_status(dir, de->d_name);
+            n++;
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    if (!n) {
+        printf("awafs-host: not attached anywhere\n");
+    }
+    return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+    static const struct option opts[] = {
+        { "cgroup", required_argument, NULL, 'c' },
+        { "idle-us", required_argument, NULL, 'i' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *cmd, *cgroup = NULL;
+    unsigned long idle_us = 500;
+    char *end;
+    int opt;
+
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    cmd = argv[1];
+    optind = 2;
+    while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            cgroup = optarg;
+            break;
+        case 'i':
+            errno = 0;
+            idle_us = strtoul(optarg, &end, 10);
+            if (errno || *end || !idle_us || idle_us > 60000000) {
+                return fail("--idle-us: \"%s\" is not an integer between 1 "
+                            "and 60000000", optarg, 0);
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (geteuid()) {
+        return fail("%s needs root (it loads and attaches BPF programs)",
+                    cmd, 0);
+    }
+    if (!getenv("AWAFS_HOST_DEBUG")) {
+        libbpf_set_print(NULL);     /* Our messages say what failed. */
+    }
+    if (!strcmp(cmd, "attach") && cgroup) {
+        return cmd_attach(cgroup, idle_us);
+    } else if (!strcmp(cmd, "detach") && cgroup) {
+        return cmd_detach(cgroup);
+    } else if (!strcmp(cmd, "status")) {
+        return cmd_status(cgroup);
+    }
+    usage(stderr);
+    return 2;
+}
