@@ -90,7 +90,7 @@ $(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
 
 # ---- the host agent (BPF, libbpf) ----------------------------------------
 
-host-agent: $(BIN)/awafs-host
+host-agent: $(BIN)/awafs-host $(AGENT)/fill_options.bpf.o
 
 .SECONDARY: $(AGENT)/awafs_sockops.bpf.o
 
@@ -100,6 +100,10 @@ $(AGENT)/vmlinux.h:
 	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(AGENT)/%.bpf.o: host-agent/%.bpf.c $(AGENT)/vmlinux.h
+	clang $(BPF_CFLAGS) -c $< -o $@
+
+# A test helper (tests/test_host_agent.py): fills the TCP option space.
+$(AGENT)/fill_options.bpf.o: tests/bpf/fill_options.bpf.c $(AGENT)/vmlinux.h
 	clang $(BPF_CFLAGS) -c $< -o $@
 
 $(AGENT)/%.skel.h: $(AGENT)/%.bpf.o

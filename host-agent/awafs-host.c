@@ -3,12 +3,16 @@
  *   awafs-host attach --cgroup PATH [--idle-us N]
  *   awafs-host detach --cgroup PATH
  *   awafs-host status [--cgroup PATH]
+ *   awafs-host per-segment IFACE on|off
  *
  * 'attach' loads awafs_sockops.bpf.c, attaches it to the cgroup v2 directory
  * PATH and pins the link and its counters under /sys/fs/bpf/awafs/ID (ID:
  * the cgroup's inode number), so that the attachment outlives this process
  * and 'status' and 'detach' find it.  Unmodified applications in the cgroup
- * (and its descendants) then send the option on every data segment. */
+ * (and its descendants) then send the option on every data segment.
+ *
+ * 'per-segment' sets the GSO segment limit of IFACE to 1 (on) or back to
+ * the kernel default (off), so that every segment gets its own option. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -43,7 +47,8 @@ usage(FILE *f)
 {
     fprintf(f, "usage: awafs-host attach --cgroup PATH [--idle-us N]\n"
                "       awafs-host detach --cgroup PATH\n"
-               "       awafs-host status [--cgroup PATH]\n");
+               "       awafs-host status [--cgroup PATH]\n"
+               "       awafs-host per-segment IFACE on|off\n");
 }
 
 static int
@@ -247,6 +252,31 @@ cmd_status(const char *cgroup)
     return 0;
 }
 
+/* GSO limited to one segment, so that the option is written per segment
+ * (the option is written once per GSO super-packet otherwise). */
+static int
+cmd_per_segment(const char *iface, const char *mode)
+{
+    char cmd[256];
+
+    if (strcmp(mode, "on") && strcmp(mode, "off")) {
+        usage(stderr);
+        return 2;
+    }
+    if (strlen(iface) > 15 || strspn(iface, "abcdefghijklmnopqrstuvwxyz"
+                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789.-_@") != strlen(iface)) {
+        return fail("\"%s\" is not an interface name", iface, 0);
+    }
+    snprintf(cmd, sizeof cmd, "ip link set dev %s gso_max_segs %s", iface,
+             !strcmp(mode, "on") ? "1" : "65535");
+    if (system(cmd)) {
+        return fail("could not set the GSO limit of %s", iface, 0);
+    }
+    printf("awafs-host: per-segment options %s on %s\n", mode, iface);
+    return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -301,6 +331,8 @@ main(int argc, char *argv[])
         return cmd_detach(cgroup);
     } else if (!strcmp(cmd, "status")) {
         return cmd_status(cgroup);
+    } else if (!strcmp(cmd, "per-segment") && argc == 4) {
+        return cmd_per_segment(argv[2], argv[3]);
     }
     usage(stderr);
     return 2;

@@ -2,6 +2,13 @@
 /* awafs-host's BPF program: writes the AWAFS TCP option (docs/header.md) on
  * every data segment of the TCP connections of a cgroup.
  *
+ * Linux TCP always sends GSO super-packets (segmented in software if the NIC
+ * cannot), and this runs once per super-packet: all its segments carry the
+ * same option.  The switch counts a completion only on the segment with PSH
+ * or FIN, the last one, so sizes and counts stay exact; bytes-sent is the
+ * super-packet's first offset.  'awafs-host per-segment IFACE on' limits
+ * GSO to one segment for exact per-segment values, at a throughput cost.
+ *
  * Messages (PIAS-style, for persistent connections): a message starts on a
  * connection's first data segment, and again on a new segment sent after
  * the connection was idle for longer than 'idle_ns' with all data sent.  A
@@ -29,6 +36,7 @@
 #define SENT_MAX 0x7fffffffu
 #define TCPHDR_FIN 0x01
 #define TCPHDR_PSH 0x08
+#define ENOSPC 28
 
 /* Set by awafs-host before loading. */
 const volatile __u64 idle_ns = 500 * 1000;
@@ -146,6 +154,7 @@ write(struct bpf_sock_ops *skops)
     __u32 seq, end, sent, hlen, payload;
     __u64 now = bpf_ktime_get_ns();
     int completed = 0;
+    long err;
 
     if ((void *) (th + 1) > data_end || !sk) {
         return 1;
@@ -187,9 +196,11 @@ write(struct bpf_sock_ops *skops)
     opt.exid = bpf_htons(AWAFS_EXID);
     opt.word = bpf_htonl(sent | (completed ? COMPLETED_BIT : 0));
     opt.size = bpf_htonl(end - st->start);
-    if (bpf_store_hdr_opt(skops, &opt, opt.len, 0)) {
+    err = bpf_store_hdr_opt(skops, &opt, opt.len, 0);
+    if (err) {
         /* No room (reservation failed) or another option with our
          * kind/ExID: the segment leaves without ours. */
+        count(err == -ENOSPC ? C_NO_SPACE : C_ERRORS);
         return 1;
     }
     count(C_OPTIONS);

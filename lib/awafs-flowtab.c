@@ -22,7 +22,9 @@
  * the host agent: no segment for 'idle_us'), or, in verify mode, with a host
  * completion whose size matches the switch's own count.  An idle gap is seen
  * when the flow's next segment arrives, or by awafs_flowtab_sweep(), which
- * the datapath calls with a few entries per batch.
+ * the datapath calls periodically.  A connection that sent FIN or RST stays
+ * in the table, closed, so that a segment retransmitted after its FIN
+ * starts no new message; a SYN on the same 5-tuple reopens it.
  *
  * A lookup probes at most AWAFS_FLOWTAB_PROBES slots; when they are all
  * taken, the least recently seen of them is evicted (and counted), so the
@@ -36,11 +38,13 @@
 
 #define AWAFS_FLOWTAB_PROBES 8
 #define TCP_FIN 0x01
+#define TCP_SYN 0x02
 #define TCP_RST 0x04
 
 struct flow_entry {
     struct awafs_flow_key key;
     bool used;
+    bool closed;                /* Saw FIN or RST; late segments ignored. */
     uint32_t start;             /* First sequence number of the message. */
     uint32_t end;               /* Highest end sequence number seen. */
     int64_t last_us;
@@ -140,6 +144,9 @@ lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     }
     if (victim->used) {
         t->stats.evictions++;
+        if (victim->closed) {
+            t->stats.flows++;
+        }
     } else {
         t->stats.flows++;
     }
@@ -162,7 +169,17 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     if (is_new) {
         e->key = *key;
         e->used = true;
+        e->closed = false;
         e->start = e->end = seq;
+    } else if (e->closed) {
+        if (!(tcp_flags & TCP_SYN)) {
+            /* A late segment of a finished connection. */
+            e->last_us = now_us;
+            r->bytes_sent = 0;
+            return;
+        }
+        e->closed = false;
+        t->stats.flows++;
     } else if (now_us - e->last_us > idle_us && e->end != e->start) {
         /* Idle gap: the previous message is over; this segment starts the
          * next one. */
@@ -171,6 +188,12 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     }
     e->last_us = now_us;
 
+    if (tcp_flags & TCP_SYN) {
+        /* The SYN takes one sequence number; data starts after it. */
+        e->start = e->end = seq + 1;
+        r->bytes_sent = 0;
+        return;
+    }
     if ((int32_t) (seq - e->start) < 0) {
         /* A retransmission from before this message: counts as its
          * start. */
@@ -184,7 +207,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
 
     if (tcp_flags & (TCP_FIN | TCP_RST)) {
         end_message(t, e, r);
-        e->used = false;
+        e->closed = true;
         t->stats.flows--;
     } else if (host_size >= 0 && (uint64_t) host_size == e->end - e->start) {
         /* An end host's completion that agrees with what the switch saw. */

@@ -227,7 +227,7 @@ struct awafs_flow_result {
 };
 
 struct awafs_flowtab_stats {
-    uint64_t flows;             /* Live entries. */
+    uint64_t flows;             /* Entries of open connections. */
     uint64_t evictions;         /* Entries pushed out by a full probe. */
     uint64_t completions;
 };

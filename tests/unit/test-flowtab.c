@@ -57,12 +57,28 @@ test_fin_and_rst_end_the_message(void **state)
     struct awafs_flow_result r;
 
     (void) state;
-    seg(t, 1, 0, 1000, 0, 0);
-    r = seg(t, 1, 1000, 500, FIN, 10);
+    /* A whole connection: the SYN's sequence number is not data. */
+    seg(t, 1, 999, 0, 0x02, 0);
+    seg(t, 1, 1000, 1000, 0, 1);
+    r = seg(t, 1, 2000, 500, FIN, 10);
     assert_int_equal(r.n_completed, 1);
     assert_int_equal(r.completed[0], 1500);
     awafs_flowtab_get_stats(t, &st);
     assert_int_equal(st.flows, 0);
+    /* Data retransmitted after the FIN starts nothing, even when idle. */
+    r = seg(t, 1, 1000, 1000, 0, 20);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.bytes_sent, 0);
+    {
+        uint64_t sizes[64];
+
+        assert_int_equal(awafs_flowtab_sweep(t, 64, 10 * IDLE, IDLE, sizes),
+                         0);
+    }
+    /* A new connection on the same 5-tuple counts again. */
+    seg(t, 1, 5000, 0, 0x02, 10 * IDLE);
+    r = seg(t, 1, 5001, 100, FIN, 10 * IDLE + 1);
+    assert_int_equal(r.completed[0], 100);
     /* RST; a FIN with no data ends nothing. */
     seg(t, 2, 0, 700, 0, 0);
     r = seg(t, 2, 700, 0, RST, 10);

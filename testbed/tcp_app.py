@@ -1,0 +1,98 @@
+"""Unmodified TCP applications for the end-to-end tests.
+
+    python3 tcp_app.py server PORT N_CONNECTIONS [--md5 PEER]
+    python3 tcp_app.py client HOST PORT SIZES [--gap-ms G] [--per-message]
+                              [--md5]
+
+The server reads every connection to EOF and prints the bytes it received.
+The client sends each message (sizes comma-separated) with one sendall(),
+waiting --gap-ms between messages, over one connection or one per message.
+Nothing in it knows about AWAFS: the test puts it in the agent's cgroup.
+--md5 signs the connection with TCP-MD5 (RFC 2385), whose 18-byte option
+leaves too little option space for AWAFS's beside timestamps.
+"""
+
+import socket
+import struct
+import sys
+import threading
+import time
+
+TCP_MD5SIG = 14
+MD5_KEY = b"awafs-test-key"
+
+
+def set_md5(sock, peer):
+    """struct tcp_md5sig: sockaddr_storage, flags, prefixlen, keylen,
+    ifindex, key[80]."""
+    addr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", 0) \
+        + socket.inet_aton(peer)
+    sig = addr.ljust(128, b"\0") + struct.pack("=BBHi", 0, 0, len(MD5_KEY),
+                                               0) + MD5_KEY.ljust(80, b"\0")
+    sock.setsockopt(socket.IPPROTO_TCP, TCP_MD5SIG, sig)
+
+
+def server(port, n_conns, md5_peer=None):
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if md5_peer:
+        set_md5(srv, md5_peer)
+    srv.bind(("0.0.0.0", port))
+    srv.listen(64)
+    srv.settimeout(60)
+    total = [0]
+
+    def drain(conn):
+        with conn:
+            while True:
+                data = conn.recv(1 << 16)
+                if not data:
+                    return
+                total[0] += len(data)
+
+    threads = []
+    for _ in range(n_conns):
+        conn, _ = srv.accept()
+        t = threading.Thread(target=drain, args=(conn,))
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
+    print(total[0], flush=True)
+
+
+def client(host, port, sizes, gap_s, per_message, md5=False):
+    sock = None
+    for size in sizes:
+        if sock is None:
+            sock = socket.socket()
+            if md5:
+                set_md5(sock, host)
+            sock.settimeout(30)
+            sock.connect((host, port))
+        sock.sendall(b"m" * size)
+        if per_message:
+            sock.close()
+            sock = None
+        time.sleep(gap_s)
+    if sock:
+        sock.close()
+
+
+def main(argv):
+    if argv[1] == "server":
+        md5 = argv[argv.index("--md5") + 1] if "--md5" in argv else None
+        server(int(argv[2]), int(argv[3]), md5)
+        return
+    args = argv[2:]
+    gap, per_message = 0.005, False
+    if "--gap-ms" in args:
+        gap = float(args[args.index("--gap-ms") + 1]) / 1000
+    if "--per-message" in args:
+        per_message = True
+    client(args[0], int(args[1]), [int(s) for s in args[2].split(",")], gap,
+           per_message, "--md5" in args)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

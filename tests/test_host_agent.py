@@ -1,0 +1,225 @@
+"""End hosts (issue 4): real Linux TCP between two network namespaces through
+the patched OVS-DPDK switch, the awafs-host BPF agent attached to the
+sender's cgroup, AWAFS on the receiver's port."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, REPO
+from testbed.hosts import Cgroup, HostPair, cgroup2_root
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root (BPF, namespaces)")
+
+APP = str(REPO / "testbed" / "tcp_app.py")
+AGENT = str(BIN / "awafs-host")
+PCTS = [1, 10, 25, 50, 75, 90, 99]
+SIZES = [1000 + (7919 * i) % 40000 for i in range(60)]
+
+
+def nearest_rank(values, pct):
+    s = sorted(values)
+    return s[max(-(-pct * len(s) // 100), 1) - 1]
+
+
+def agent(*args, check=True):
+    proc = subprocess.run([AGENT, *args], capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def counters(cgroup):
+    out = agent("status", "--cgroup", str(cgroup.path)).stdout
+    return {k: int(v) for k, v in
+            (kv.split("=") for kv in out.split()[2:])}
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    hp = HostPair()
+    yield hp
+    hp.close()
+
+
+@pytest.fixture
+def cgroup():
+    cg = Cgroup("awafs-test")
+    yield cg
+    agent("detach", "--cgroup", str(cg.path), check=False)
+    cg.delete()
+
+
+@pytest.fixture
+def qos(hosts):
+    """An exact-window awafs on p2 whose 8 queues' thresholds are the PCTS
+    percentiles of every completion of the test."""
+    hosts.sb.set_awafs("p2", queues=8,
+                       percentiles=",".join(map(str, PCTS)),
+                       **{"window-type": "exact", "window-ms": 60000,
+                          "min-samples": 1, "interval-ms": 100})
+    yield hosts.sb
+    hosts.sb.vsctl("clear", "port", "p2", "qos", "--", "--all", "destroy",
+                   "qos")
+
+
+def transfer(hosts, sizes, per_message=False, gap_ms=5, cgroup=None,
+             md5=False):
+    """Sends 'sizes' from h1 to h2; returns the bytes h2 received."""
+    n_conns = len(sizes) if per_message else 1
+    srv = hosts.h2.popen("python3", APP, "server", "5001", str(n_conns),
+                         *(["--md5", hosts.h1.addr] if md5 else []),
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    args = ["python3", APP, "client", hosts.h2.addr, "5001",
+            ",".join(map(str, sizes)), "--gap-ms", str(gap_ms)]
+    args += ["--per-message"] if per_message else []
+    args += ["--md5"] if md5 else []
+    client = hosts.h1.run(*args, cgroup=cgroup, timeout=120, check=False)
+    assert client.returncode == 0, client.stderr
+    out, _ = srv.communicate(timeout=60)
+    return int(out)
+
+
+def learned(sb):
+    time.sleep(0.4)                     # Two recalculation rounds.
+    _, details, _ = sb.qos_show("p2")
+    return details, [int(v) for v in details["current-thresholds"].split(",")]
+
+
+@pytest.mark.parametrize("per_message", [False, True],
+                         ids=["persistent", "per-message"])
+def test_agent_reports_every_message_exactly(hosts, qos, cgroup, per_message):
+    """N messages of known sizes, over one connection (5 ms gaps, longer
+    than the 500 us idle rule) or one connection each: the switch records N
+    completions and their sizes are the true sizes (the 7 exact-window
+    percentiles equal those of the true sizes)."""
+    agent("attach", "--cgroup", str(cgroup.path))
+    sizes = SIZES[:30] if per_message else SIZES
+    assert transfer(hosts, sizes, per_message, cgroup=cgroup) == sum(sizes)
+    details, thr = learned(qos)
+    assert int(details["completions"]) == len(sizes)
+    assert details["malformed"] == "0"
+    assert thr == [nearest_rank(sizes, p) for p in PCTS]
+    c = counters(cgroup)
+    assert c["connections"] == (len(sizes) if per_message else 1)
+    assert c["messages"] == len(sizes) and c["completions"] == len(sizes)
+    assert c["no-space"] == 0 and c["errors"] == 0
+
+
+def test_per_segment_mode_gives_exact_bytes_sent(hosts, qos, cgroup,
+                                                 tmp_path):
+    """With GSO limited to one segment, every segment's bytes-sent is its
+    offset in its message; without, segments of a super-packet share one
+    value (docs/header.md)."""
+    from scapy.layers.inet import TCP
+    from scapy.utils import rdpcap
+
+    agent("attach", "--cgroup", str(cgroup.path))
+    sizes = [5000, 30000, 12000]
+    pcap = tmp_path / "rx.pcap"
+    hosts.h1.run(AGENT, "per-segment", "eth0", "on")
+    dump = hosts.h2.popen("tcpdump", "--immediate-mode", "-Z", "root", "-U",
+                          "-w", str(pcap), "-i", "eth0",
+                          "tcp dst port 5001", stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        transfer(hosts, sizes, cgroup=cgroup)
+        time.sleep(0.5)
+    finally:
+        dump.terminate()
+        dump.wait()
+        hosts.h1.run(AGENT, "per-segment", "eth0", "off")
+    starts, offset = [], 0
+    for s in sizes:
+        starts.append(offset)
+        offset += s
+    checked = 0
+    isn = None
+    for pkt in rdpcap(str(pcap)):
+        tcp = pkt[TCP]
+        if tcp.flags & 0x02:
+            isn = tcp.seq + 1
+            continue
+        if not len(tcp.payload):
+            continue
+        pos = tcp.seq - isn
+        msg = max(i for i, s in enumerate(starts) if s <= pos)
+        opt = dict((k, v) for k, v in tcp.options if k == 253)[253]
+        word = int.from_bytes(opt[2:6], "big")
+        assert word & 0x7fffffff == pos - starts[msg], (pos, word)
+        checked += 1
+    assert checked >= sum(sizes) // 1448
+
+
+def test_no_agent_switch_counts_messages(hosts, qos):
+    """No agent at all and trust=switch: completions from FIN (one
+    connection per message) and from idle gaps (one connection), with the
+    true sizes."""
+    # Idle 60 ms: longer than any pause inside a message (a sender in slow
+    # start may wait for a delayed ACK, up to 40 ms on Linux), shorter than
+    # the 150 ms between messages.
+    qos.update_awafs("p2", trust="switch", **{"idle-us": 60000})
+    sizes = SIZES[:20]
+    transfer(hosts, sizes, per_message=True)
+    details, thr = learned(qos)
+    assert int(details["completions"]) == len(sizes)
+    assert thr == [nearest_rank(sizes, p) for p in PCTS]
+    assert int(details["headerless"]) > 0 and details["malformed"] == "0"
+
+    more = SIZES[20:32]
+    transfer(hosts, more, gap_ms=150)
+    details, thr = learned(qos)
+    assert int(details["completions"]) == len(sizes) + len(more)
+    assert thr == [nearest_rank(sizes + more, p) for p in PCTS]
+
+
+def test_option_space_full_leaves_tcp_alone(hosts, qos, cgroup):
+    """Timestamps (12 bytes) and another program's 28-byte option fill the
+    40 bytes of TCP option space: segments go without the AWAFS option,
+    the agent counts them, and TCP delivers everything."""
+    fill = REPO / "build" / "host-agent" / "fill_options.bpf.o"
+    pin = "/sys/fs/bpf/awafs-test-fill"
+    subprocess.run(["bpftool", "prog", "load", str(fill), pin], check=True)
+    try:
+        subprocess.run(["bpftool", "cgroup", "attach", str(cgroup.path),
+                        "sock_ops", "pinned", pin, "multi"], check=True)
+        agent("attach", "--cgroup", str(cgroup.path))
+        sizes = [3000, 9000, 500]
+        assert transfer(hosts, sizes, cgroup=cgroup) == sum(sizes)
+        c = counters(cgroup)
+        assert c["no-space"] > 0 and c["options"] == 0
+        details, _ = learned(qos)
+        assert details["completions"] == "0"
+    finally:
+        agent("detach", "--cgroup", str(cgroup.path), check=False)
+        subprocess.run(["bpftool", "cgroup", "detach", str(cgroup.path),
+                        "sock_ops", "pinned", pin], capture_output=True)
+        os.unlink(pin)
+
+
+def test_agent_errors_are_clear(cgroup, tmp_path):
+    not_root = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534",
+                               "--clear-groups", AGENT, "status"],
+                              capture_output=True, text=True)
+    assert not_root.returncode == 1
+    assert "needs root" in not_root.stderr
+
+    proc = agent("attach", "--cgroup", str(tmp_path), check=False)
+    assert proc.returncode == 1
+    assert "is not a cgroup v2 directory" in proc.stderr
+
+    proc = agent("attach", "--cgroup", str(cgroup.path), "--idle-us", "0",
+                 check=False)
+    assert "--idle-us" in proc.stderr and proc.returncode == 1
+
+    agent("attach", "--cgroup", str(cgroup.path))
+    proc = agent("attach", "--cgroup", str(cgroup.path), check=False)
+    assert "already attached" in proc.stderr
+    agent("detach", "--cgroup", str(cgroup.path))
+    proc = agent("detach", "--cgroup", str(cgroup.path), check=False)
+    assert "not attached" in proc.stderr
+    assert cgroup2_root() is not None
