@@ -92,7 +92,7 @@ $(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
 
 host-agent: $(BIN)/awafs-host $(AGENT)/fill_options.bpf.o
 
-.SECONDARY: $(AGENT)/awafs_sockops.bpf.o
+.SECONDARY: $(AGENT)/awafs_sockops.bpf.o $(AGENT)/awafs_dctcp.bpf.o
 
 # Types of the running kernel, from its BTF.
 $(AGENT)/vmlinux.h:
@@ -109,7 +109,8 @@ $(AGENT)/fill_options.bpf.o: tests/bpf/fill_options.bpf.c $(AGENT)/vmlinux.h
 $(AGENT)/%.skel.h: $(AGENT)/%.bpf.o
 	bpftool gen skeleton $< name $* > $@
 
-$(BIN)/awafs-host: host-agent/awafs-host.c $(AGENT)/awafs_sockops.skel.h
+$(BIN)/awafs-host: host-agent/awafs-host.c $(AGENT)/awafs_sockops.skel.h \
+		$(AGENT)/awafs_dctcp.skel.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -Werror -I$(AGENT) $< -lbpf -o $@
 

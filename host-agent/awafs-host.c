@@ -1,9 +1,10 @@
 /* awafs-host: makes the TCP connections of a cgroup report AWAFS headers.
  *
- *   awafs-host attach --cgroup PATH [--idle-us N]
+ *   awafs-host attach --cgroup PATH [--idle-us N] [--cc NAME]
  *   awafs-host detach --cgroup PATH
  *   awafs-host status [--cgroup PATH]
  *   awafs-host per-segment IFACE on|off
+ *   awafs-host dctcp register [--system] | unregister | status
  *
  * 'attach' loads awafs_sockops.bpf.c, attaches it to the cgroup v2 directory
  * PATH and pins the link and its counters under /sys/fs/bpf/awafs/ID (ID:
@@ -12,7 +13,13 @@
  * (and its descendants) then send the option on every data segment.
  *
  * 'per-segment' sets the GSO segment limit of IFACE to 1 (on) or back to
- * the kernel default (off), so that every segment gets its own option. */
+ * the kernel default (off), so that every segment gets its own option.
+ *
+ * 'dctcp register' loads awafs_dctcp.bpf.c, DCTCP as a BPF congestion
+ * control named "awafs_dctcp" (this kernel has no tcp_dctcp), and pins it so
+ * that it stays registered; --system also makes it the default of this
+ * network namespace.  'attach --cc awafs_dctcp' selects it for a cgroup's
+ * connections instead. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,9 +37,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "awafs_dctcp.skel.h"
 #include "awafs_sockops.skel.h"
 
 #define PIN_ROOT "/sys/fs/bpf/awafs"
+#define DCTCP_PIN PIN_ROOT "-dctcp"         /* Outside PIN_ROOT's cgroups. */
+#define CC_SYSCTL "/proc/sys/net/ipv4/tcp_congestion_control"
 #define CGROUP2_MAGIC 0x63677270
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -45,10 +55,13 @@ static const char *const counter_names[] = {
 static void
 usage(FILE *f)
 {
-    fprintf(f, "usage: awafs-host attach --cgroup PATH [--idle-us N]\n"
+    fprintf(f, "usage: awafs-host attach --cgroup PATH [--idle-us N] "
+               "[--cc NAME]\n"
                "       awafs-host detach --cgroup PATH\n"
                "       awafs-host status [--cgroup PATH]\n"
-               "       awafs-host per-segment IFACE on|off\n");
+               "       awafs-host per-segment IFACE on|off\n"
+               "       awafs-host dctcp register [--system] | unregister "
+               "| status\n");
 }
 
 static int
@@ -99,7 +112,7 @@ ensure_bpffs(void)
 }
 
 static int
-cmd_attach(const char *cgroup, unsigned long idle_us)
+cmd_attach(const char *cgroup, unsigned long idle_us, const char *cc)
 {
     char dir[PATH_MAX], pin[PATH_MAX + 16];
     struct awafs_sockops *skel;
@@ -122,6 +135,14 @@ cmd_attach(const char *cgroup, unsigned long idle_us)
         return fail("cannot open the BPF object%s", "", errno);
     }
     skel->rodata->idle_ns = (unsigned long long) idle_us * 1000;
+    if (cc) {
+        if (strlen(cc) >= sizeof skel->rodata->cc_name) {
+            awafs_sockops__destroy(skel);
+            close(cgfd);
+            return fail("--cc: \"%s\" is too long", cc, 0);
+        }
+        strcpy((char *) skel->rodata->cc_name, cc);
+    }
     err = awafs_sockops__load(skel);
     if (err) {
         awafs_sockops__destroy(skel);
@@ -157,8 +178,9 @@ cmd_attach(const char *cgroup, unsigned long idle_us)
         awafs_sockops__destroy(skel);
         return fail("cannot pin under %s", dir, -err);
     }
-    printf("awafs-host: attached to %s (idle %lu us), pinned in %s\n",
-           cgroup, idle_us, dir);
+    printf("awafs-host: attached to %s (idle %lu us%s%s), pinned in %s\n",
+           cgroup, idle_us, cc ? ", congestion control " : "", cc ? cc : "",
+           dir);
     bpf_link__destroy(link);    /* The pin keeps it attached. */
     awafs_sockops__destroy(skel);
     return 0;
@@ -277,17 +299,147 @@ cmd_per_segment(const char *iface, const char *mode)
     return 0;
 }
 
+static int
+write_sysctl(const char *path, const char *value)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f || fputs(value, f) < 0 || fclose(f)) {
+        return fail("cannot write %s", path, errno);
+    }
+    return 0;
+}
+
+/* Whether the kernel offers congestion control 'name' (a global list, also
+ * seen from other network and mount namespaces). */
+static int
+cc_available(const char *name)
+{
+    char list[1024], *save = NULL;
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_available_congestion_control",
+                    "r");
+    int found = 0;
+
+    if (f && fgets(list, sizeof list, f)) {
+        for (char *tok = strtok_r(list, " \n", &save); tok && !found;
+             tok = strtok_r(NULL, " \n", &save)) {
+            found = !strcmp(tok, name);
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return found;
+}
+
+static int
+cmd_dctcp(const char *what, int system_wide)
+{
+    char pin[PATH_MAX];
+    struct awafs_dctcp *skel;
+    struct bpf_link *link;
+    int err;
+
+    snprintf(pin, sizeof pin, "%s/ops", DCTCP_PIN);
+    if (!strcmp(what, "register")) {
+        if (ensure_bpffs()) {
+            return 1;
+        }
+        if (cc_available("awafs_dctcp")) {
+            printf("awafs-host: awafs_dctcp already registered\n");
+        } else {
+            skel = awafs_dctcp__open_and_load();
+            if (!skel) {
+                return fail("cannot load awafs_dctcp (kernel without BPF "
+                            "struct_ops for TCP congestion control?)%s", "",
+                            errno);
+            }
+            link = bpf_map__attach_struct_ops(skel->maps.awafs_dctcp);
+            if (!link) {
+                err = errno;
+                awafs_dctcp__destroy(skel);
+                return fail("cannot register awafs_dctcp%s", "", err);
+            }
+            /* The pinned maps keep it registered after we exit. */
+            mkdir(DCTCP_PIN, 0700);
+            err = bpf_map__pin(skel->maps.awafs_dctcp, pin);
+            if (!err) {
+                snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
+                err = bpf_map__pin(skel->maps.reductions, pin);
+            }
+            bpf_link__disconnect(link);
+            bpf_link__destroy(link);
+            awafs_dctcp__destroy(skel);
+            if (err) {
+                return fail("cannot pin under %s", DCTCP_PIN, -err);
+            }
+            printf("awafs-host: awafs_dctcp registered\n");
+        }
+        return system_wide ? write_sysctl(CC_SYSCTL, "awafs_dctcp") : 0;
+    } else if (!strcmp(what, "unregister")) {
+        int fd = bpf_obj_get(pin), zero = 0;
+        char cur[32] = "";
+        FILE *f = fopen(CC_SYSCTL, "r");
+
+        if (fd < 0) {
+            return fail("awafs_dctcp is not registered%s", "", 0);
+        }
+        if (f && fgets(cur, sizeof cur, f) && !strncmp(cur, "awafs_dctcp",
+                                                        11)) {
+            write_sysctl(CC_SYSCTL, "cubic");
+        }
+        if (f) {
+            fclose(f);
+        }
+        bpf_map_delete_elem(fd, &zero);   /* Unregisters it. */
+        close(fd);
+        unlink(pin);
+        snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
+        unlink(pin);
+        rmdir(DCTCP_PIN);
+        printf("awafs-host: awafs_dctcp unregistered\n");
+        return 0;
+    } else if (!strcmp(what, "status")) {
+        struct {
+            unsigned int cwnd, alpha, ssthresh, count;
+            unsigned int acks, ece_acks, ce_changes, no_ce_changes;
+            unsigned int alpha_updates, last_alpha, inits;
+        } r;
+        int fd, key = 0;
+
+        snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
+        fd = bpf_obj_get(pin);
+        if (fd < 0 || bpf_map_lookup_elem(fd, &key, &r)) {
+            return fail("awafs_dctcp is not registered%s", "", 0);
+        }
+        printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
+               "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
+               "no-ce-changes=%u alpha-updates=%u alpha-now=%u/1024 "
+               "inits=%u\n",
+               r.count, r.cwnd, r.alpha, r.ssthresh, r.acks, r.ece_acks,
+               r.ce_changes, r.no_ce_changes, r.alpha_updates, r.last_alpha,
+               r.inits);
+        close(fd);
+        return 0;
+    }
+    usage(stderr);
+    return 2;
+}
+
 int
 main(int argc, char *argv[])
 {
     static const struct option opts[] = {
         { "cgroup", required_argument, NULL, 'c' },
         { "idle-us", required_argument, NULL, 'i' },
+        { "cc", required_argument, NULL, 'C' },
+        { "system", no_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *cmd, *cgroup = NULL;
+    const char *cmd, *cgroup = NULL, *cc = NULL;
     unsigned long idle_us = 500;
+    int system_wide = 0;
     char *end;
     int opt;
 
@@ -310,6 +462,12 @@ main(int argc, char *argv[])
                             "and 60000000", optarg, 0);
             }
             break;
+        case 'C':
+            cc = optarg;
+            break;
+        case 's':
+            system_wide = 1;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -326,13 +484,15 @@ main(int argc, char *argv[])
         libbpf_set_print(NULL);     /* Our messages say what failed. */
     }
     if (!strcmp(cmd, "attach") && cgroup) {
-        return cmd_attach(cgroup, idle_us);
+        return cmd_attach(cgroup, idle_us, cc);
     } else if (!strcmp(cmd, "detach") && cgroup) {
         return cmd_detach(cgroup);
     } else if (!strcmp(cmd, "status")) {
         return cmd_status(cgroup);
     } else if (!strcmp(cmd, "per-segment") && argc == 4) {
         return cmd_per_segment(argv[2], argv[3]);
+    } else if (!strcmp(cmd, "dctcp") && optind < argc) {
+        return cmd_dctcp(argv[optind], system_wide);
     }
     usage(stderr);
     return 2;

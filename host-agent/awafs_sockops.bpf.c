@@ -38,8 +38,15 @@
 #define TCPHDR_PSH 0x08
 #define ENOSPC 28
 
+#define SOL_TCP 6
+#define TCP_CONGESTION 13
+#define CC_NAME_LEN 16
+
 /* Set by awafs-host before loading. */
 const volatile __u64 idle_ns = 500 * 1000;
+/* Congestion control for the cgroup's connections, e.g. "awafs_dctcp";
+ * empty: the system's. */
+const volatile char cc_name[CC_NAME_LEN] = "";
 
 enum counter {
     C_CONNECTIONS,      /* Connections the program saw established. */
@@ -210,10 +217,34 @@ write(struct bpf_sock_ops *skops)
     return 1;
 }
 
+/* Before the SYN (active) or when listening (passive), so that a congestion
+ * control that needs ECN negotiates it. */
+static void
+set_cc(struct bpf_sock_ops *skops)
+{
+    char name[CC_NAME_LEN];
+
+    if (!cc_name[0]) {
+        return;
+    }
+    /* Read through 'volatile', byte by byte: a plain copy of the const
+     * array would be folded to its "" initializer at compile time. */
+    for (int i = 0; i < CC_NAME_LEN; i++) {
+        name[i] = cc_name[i];
+    }
+    if (bpf_setsockopt(skops, SOL_TCP, TCP_CONGESTION, name, CC_NAME_LEN)) {
+        count(C_ERRORS);
+    }
+}
+
 SEC("sockops")
 int awafs_sockops(struct bpf_sock_ops *skops)
 {
     switch (skops->op) {
+    case BPF_SOCK_OPS_TCP_CONNECT_CB:
+    case BPF_SOCK_OPS_TCP_LISTEN_CB:
+        set_cc(skops);
+        return 1;
     case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
     case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
         count(C_CONNECTIONS);

@@ -223,3 +223,47 @@ def test_agent_errors_are_clear(cgroup, tmp_path):
     proc = agent("detach", "--cgroup", str(cgroup.path), check=False)
     assert "not attached" in proc.stderr
     assert cgroup2_root() is not None
+
+
+@pytest.fixture
+def dctcp(hosts):
+    agent("dctcp", "register")
+    yield
+    # A namespace's default must be a non-restricted one; reno always is.
+    hosts.h2.run("sysctl", "-qw", "net.ipv4.tcp_congestion_control=reno",
+                 check=False)
+    agent("dctcp", "unregister")
+
+
+def test_dctcp_reacts_to_ce_in_proportion(hosts, qos, cgroup, dctcp):
+    """DCTCP as BPF struct_ops: registered, selected for the sender's cgroup
+    (--cc) and system-wide in the receiver's namespace (--system), ECN
+    negotiated; the switch, shaped to 20 Mbit/s, marks CE above 20 queued
+    packets; the sender cuts its window by alpha/2 (alpha the marked
+    fraction, below 1), so the queue never overflows."""
+    assert "awafs_dctcp" in open(
+        "/proc/sys/net/ipv4/tcp_available_congestion_control").read()
+    hosts.h2.run(AGENT, "dctcp", "register", "--system")
+    assert hosts.h2.run("sysctl", "-n", "net.ipv4.tcp_congestion_control"
+                        ).stdout.strip() == "awafs_dctcp"
+    qos.update_awafs("p2", queues=2, mode="static", thresholds=10 ** 9,
+                     percentiles=50, **{"max-rate": 20000000,
+                                        "ecn-threshold": 20})
+    agent("attach", "--cgroup", str(cgroup.path), "--cc", "awafs_dctcp")
+    size = 3 * 10 ** 6
+    assert transfer(hosts, [size], cgroup=cgroup) == size
+
+    out = agent("dctcp", "status").stdout
+    r = dict(kv.split("=") for kv in out.replace("last:", "").split()[1:])
+    assert int(r["ce-changes"]) > 0         # The receiver echoed CE.
+    cwnd, ssthresh = int(r["cwnd"]), int(r["ssthresh"])
+    alpha = int(r["alpha"].split("/")[0])
+    assert int(r["reductions"]) > 0
+    assert 0 < alpha < 1024                 # Not every packet marked.
+    assert ssthresh == max(cwnd - (cwnd * alpha >> 11), 2)
+    assert ssthresh > cwnd // 2             # Gentler than halving.
+    _, details, queues = qos.qos_show("p2")
+    assert int(details["ecn-marks"]) > 0
+    assert queues[0]["dropped-packets"] == "0"
+    assert agent("status", "--cgroup", str(cgroup.path)).stdout.count(
+        "errors=0") == 1
