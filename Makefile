@@ -90,7 +90,8 @@ $(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
 
 # ---- the host agent (BPF, libbpf) ----------------------------------------
 
-host-agent: $(BIN)/awafs-host $(AGENT)/fill_options.bpf.o
+host-agent: $(BIN)/awafs-host $(AGENT)/fill_options.bpf.o \
+	$(AGENT)/lying_sender.bpf.o
 
 .SECONDARY: $(AGENT)/awafs_sockops.bpf.o $(AGENT)/awafs_dctcp.bpf.o
 
@@ -102,8 +103,9 @@ $(AGENT)/vmlinux.h:
 $(AGENT)/%.bpf.o: host-agent/%.bpf.c $(AGENT)/vmlinux.h
 	clang $(BPF_CFLAGS) -c $< -o $@
 
-# A test helper (tests/test_host_agent.py): fills the TCP option space.
-$(AGENT)/fill_options.bpf.o: tests/bpf/fill_options.bpf.c $(AGENT)/vmlinux.h
+# Test helpers (tests/test_host_agent.py): a program that fills the TCP
+# option space, and a lying end host.
+$(AGENT)/%.bpf.o: tests/bpf/%.bpf.c $(AGENT)/vmlinux.h
 	clang $(BPF_CFLAGS) -c $< -o $@
 
 $(AGENT)/%.skel.h: $(AGENT)/%.bpf.o

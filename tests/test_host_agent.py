@@ -177,16 +177,52 @@ def test_no_agent_switch_counts_messages(hosts, qos):
     assert thr == [nearest_rank(sizes + more, p) for p in PCTS]
 
 
+def attach_test_program(name, cgroup):
+    """Loads tests/bpf/NAME.bpf.c and attaches it to 'cgroup'; returns a
+    function that detaches and unloads it."""
+    obj = REPO / "build" / "host-agent" / f"{name}.bpf.o"
+    pin = f"/sys/fs/bpf/awafs-test-{name}"
+    subprocess.run(["bpftool", "prog", "load", str(obj), pin], check=True)
+    subprocess.run(["bpftool", "cgroup", "attach", str(cgroup.path),
+                    "sock_ops", "pinned", pin, "multi"], check=True)
+
+    def detach():
+        subprocess.run(["bpftool", "cgroup", "detach", str(cgroup.path),
+                        "sock_ops", "pinned", pin], capture_output=True)
+        os.unlink(pin)
+    return detach
+
+
+@pytest.mark.parametrize("trust", ["host", "switch", "verify"])
+def test_lying_sender_over_tcp(hosts, qos, cgroup, trust):
+    """A sender whose option always claims 0 bytes: with trust=host its
+    100 kB message stays in queue 0; with switch and verify the switch's
+    own count demotes it past 10 kB like an honest sender's."""
+    # The switch's idle rule must not split the message at slow-start
+    # pauses (see test_no_agent_switch_counts_messages).
+    qos.update_awafs("p2", queues=2, mode="static", thresholds=10000,
+                     percentiles=50, trust=trust, **{"idle-us": 60000})
+    detach = attach_test_program("lying_sender", cgroup)
+    try:
+        assert transfer(hosts, [100000], cgroup=cgroup) == 100000
+    finally:
+        detach()
+    _, details, queues = qos.qos_show("p2")
+    demoted = int(queues[1]["enqueued-packets"])
+    if trust == "host":
+        assert demoted == 0
+    else:
+        # Segments of 1448 bytes: all but the first 7 are past 10 kB.
+        assert demoted >= 100000 // 1448 - 7
+    assert details["malformed"] == "0"
+
+
 def test_option_space_full_leaves_tcp_alone(hosts, qos, cgroup):
     """Timestamps (12 bytes) and another program's 28-byte option fill the
     40 bytes of TCP option space: segments go without the AWAFS option,
     the agent counts them, and TCP delivers everything."""
-    fill = REPO / "build" / "host-agent" / "fill_options.bpf.o"
-    pin = "/sys/fs/bpf/awafs-test-fill"
-    subprocess.run(["bpftool", "prog", "load", str(fill), pin], check=True)
+    detach = attach_test_program("fill_options", cgroup)
     try:
-        subprocess.run(["bpftool", "cgroup", "attach", str(cgroup.path),
-                        "sock_ops", "pinned", pin, "multi"], check=True)
         agent("attach", "--cgroup", str(cgroup.path))
         sizes = [3000, 9000, 500]
         assert transfer(hosts, sizes, cgroup=cgroup) == sum(sizes)
@@ -196,9 +232,7 @@ def test_option_space_full_leaves_tcp_alone(hosts, qos, cgroup):
         assert details["completions"] == "0"
     finally:
         agent("detach", "--cgroup", str(cgroup.path), check=False)
-        subprocess.run(["bpftool", "cgroup", "detach", str(cgroup.path),
-                        "sock_ops", "pinned", pin], capture_output=True)
-        os.unlink(pin)
+        detach()
 
 
 def test_agent_errors_are_clear(cgroup, tmp_path):
