@@ -18,7 +18,7 @@ autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
 python3 python3-venv python3-pip
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
-tcpdump iproute2 ethtool procps util-linux
+tcpdump iproute2 ethtool procps util-linux iperf3
 "
 
 missing=""
