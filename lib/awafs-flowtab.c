@@ -106,18 +106,30 @@ awafs_flowtab_get_stats(const struct awafs_flowtab *t,
     *stats = t->stats;
 }
 
-/* Ends the message of 'e' (if it has bytes), reporting its size. */
+/* Ends the message of 'e' and returns its size, 0 if it had no bytes (then
+ * nothing is counted). */
+static uint32_t
+take_message(struct awafs_flowtab *t, struct flow_entry *e)
+{
+    uint32_t size = e->end - e->start;
+
+    if (size) {
+        t->stats.completions++;
+        e->start = e->end;
+    }
+    return size;
+}
+
+/* Ends the message of 'e', reporting its size in 'r' if it had bytes. */
 static void
 end_message(struct awafs_flowtab *t, struct flow_entry *e,
             struct awafs_flow_result *r)
 {
-    uint32_t size = e->end - e->start;
+    uint32_t size = take_message(t, e);
 
-    if (size && r->n_completed < 2) {
+    if (size) {
         r->completed[r->n_completed++] = size;
-        t->stats.completions++;
     }
-    e->start = e->end;
 }
 
 static struct flow_entry *
@@ -131,7 +143,9 @@ lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         struct flow_entry *e = &t->slots[(h + i) & t->mask];
 
         if (!e->used) {
-            victim = victim && !victim->used ? victim : e;
+            if (!victim || victim->used) {
+                victim = e;         /* The first free slot. */
+            }
             continue;
         }
         if (!memcmp(&e->key, key, sizeof *key)) {
@@ -225,11 +239,12 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
         struct flow_entry *e = &t->slots[t->sweep];
 
         t->sweep = (t->sweep + 1) & t->mask;
-        if (e->used && now_us - e->last_us > idle_us
-            && e->end != e->start) {
-            sizes[n_sizes++] = e->end - e->start;
-            t->stats.completions++;
-            e->start = e->end;
+        if (e->used && now_us - e->last_us > idle_us) {
+            uint32_t size = take_message(t, e);
+
+            if (size) {
+                sizes[n_sizes++] = size;
+            }
         }
     }
     return n_sizes;
