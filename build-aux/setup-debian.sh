@@ -10,19 +10,60 @@ venv=${1:?usage: setup-debian.sh VENV_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 # OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
-# dpdk-testpmd); compilers and test tools for the core; tools the datapath
-# tests drive.
+# dpdk-testpmd); compilers and test tools for the core.
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
 python3 python3-venv python3-pip
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
-tcpdump iproute2 ethtool procps util-linux iperf3
 "
 
+# Every program the project executes -- the build, the tests, the testbed,
+# the demo, the benchmarks -- as program:package.  Their packages are
+# installed too, and setup ends by checking each program with 'command -v'.
+# tests/test_programs.py scans the sources and fails on a program missing
+# here.  Lines marked "by hand" are programs the scan cannot see (run
+# through system() in C, or inside a quoted command substitution).
+programs="
+apt-get:apt
+ar:binutils
+basename:coreutils
+bpftool:bpftool
+clang:clang
+cmp:diffutils
+cp:coreutils
+dirname:coreutils       # by hand: inside quoted command substitutions
+dpkg-deb:dpkg
+dpkg-query:dpkg
+ethtool:ethtool
+grep:grep
+ip:iproute2             # also by hand: awafs-host per-segment runs it
+iperf3:iperf3
+ldd:libc-bin
+ln:coreutils
+make:make
+mkdir:coreutils
+mount:mount
+patch:patch
+ping:iputils-ping
+pwd:coreutils
+python3:python3
+rm:coreutils
+sed:sed
+setpriv:util-linux
+sh:dash
+sort:coreutils
+sysctl:procps
+tail:coreutils
+tar:tar
+tcpdump:tcpdump
+touch:coreutils
+"
+
+program_packages=$(echo "$programs" | sed -n 's/^[^#:]*:\([^[:space:]#]*\).*/\1/p')
 missing=""
-for p in $packages; do
+for p in $packages $program_packages; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     case "$status" in
         *"ok installed") ;;
@@ -52,4 +93,18 @@ if ! cmp -s "$top/requirements.txt" "$stamp"; then
     "$venv/bin/pip" install -q --disable-pip-version-check \
         -r "$top/requirements.txt"
     cp "$top/requirements.txt" "$stamp"
+fi
+
+# The guard: every program the project runs is here now.
+absent=""
+for entry in $(echo "$programs" | sed -n 's/^\([^#:[:space:]]*:[^[:space:]#]*\).*/\1/p')
+do
+    program=${entry%%:*}
+    if ! command -v "$program" >/dev/null 2>&1; then
+        absent="$absent $program (Debian package ${entry#*:})"
+    fi
+done
+if [ -n "$absent" ]; then
+    echo "setup: programs the project runs are missing:$absent" >&2
+    exit 1
 fi

@@ -123,11 +123,14 @@ def test_high_priority_overtakes_queued_low_priority(sw):
 
     assert len(got) == 40, "frames lost below the buffer limit"
     order = [sport for sport, _, _, _ in got]
-    first_high, last_high = order.index(HIGH), 39 - order[::-1].index(HIGH)
-    # The high frames leave together, ahead of at least 20 low frames that
-    # had arrived before them.
-    assert last_high - first_high == 9
-    assert order[last_high + 1:].count(LOW) >= 20
+    last_high = 39 - order[::-1].index(HIGH)
+    # The promise: a high frame leaves ahead of every low frame still queued
+    # when it arrived.  At 1 Mb/s a frame takes 8.4 ms on the wire and the
+    # bucket's burst is about one frame, while the 40 frames arrive within a
+    # few ms, in however many receive bursts the kernel and the PMD make of
+    # them.  So only the few low frames that left before the high ones
+    # arrived may precede the last high frame; the rest leave after it.
+    assert order[:last_high].count(LOW) <= 3
     # FIFO within each queue.
     for port in (LOW, HIGH):
         seqs = [seq for sport, seq, _, _ in got if sport == port]

@@ -1,0 +1,230 @@
+"""Every program the project executes is installed by 'make setup'.
+
+The programs list in build-aux/setup-debian.sh names each program the
+tests, the testbed, the demo, the benchmarks, the evaluation and the build
+run, with the Debian package that provides it; 'make setup' checks each with
+'command -v'.  This test reads the project's Python, shell and Makefile
+sources, collects the programs they execute, and fails on one missing from
+that list, so a program that only the developer's machine has cannot slip
+in again."""
+
+import ast
+import re
+import shlex
+import subprocess
+
+from conftest import REPO
+
+SETUP = REPO / "build-aux/setup-debian.sh"
+PYTHON_DIRS = ("tests", "testbed", "demo", "bench", "eval", "host-agent",
+               "ryu-app", "build-aux", "sim")
+SHELL_DIRS = ("build-aux", "vswitchd-conf", "ci", ".ci", "host-agent",
+              "tests", "demo", "bench", "eval")
+
+# Calls whose arguments are a command line: subprocess's, and the testbed's
+# wrappers that run one in a network namespace (Host.run/popen).
+RUNNERS = {"run", "Popen", "call", "check_call", "check_output", "popen",
+           "spawn"}
+# Shell words that are not programs.
+SHELL_WORDS = {
+    "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while",
+    "until", "case", "esac", "!", "{", "}", "(", ")", "exec", "set", "cd",
+    "echo", "printf", "exit", "return", "shift", "test", "[", "]", "read",
+    "local", "export", ":", "true", "false", "trap", "wait", "eval", ".",
+    "command", "unset", "break", "continue", "kill", "umask", "source",
+}
+
+
+def listed_programs():
+    """{program: package} from the programs list of the setup script."""
+    text = SETUP.read_text()
+    block = re.search(r'^programs="(.*?)"', text, re.S | re.M)
+    assert block, f"no programs=\"...\" list in {SETUP}"
+    pairs = {}
+    for line in block.group(1).splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            program, package = line.split(":")
+            pairs[program] = package
+    return pairs
+
+
+def _const_str(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _command_words(call):
+    """The literal leading words of the command line that 'call' runs:
+    f(["prog", ...]), f("prog", ...) or f(*["prog", ...])."""
+    if not call.args:
+        return []
+    first = call.args[0]
+    if isinstance(first, ast.Starred):
+        first = first.value
+    if isinstance(first, (ast.List, ast.Tuple)):
+        elts = first.elts
+    else:
+        elts = [a.value if isinstance(a, ast.Starred) else a
+                for a in call.args]
+    words = []
+    for e in elts:
+        s = _const_str(e)
+        words.append(s)
+        if s is None:
+            break
+    return words
+
+
+def _programs_of_words(words):
+    """The programs a command line starts: its first word, and the one after
+    'ip netns exec NS' or 'sh -c' where those are literal."""
+    found = []
+    if not words or words[0] is None:
+        return found
+    found.append(words[0])
+    if words[:3] == ["ip", "netns", "exec"] and len(words) > 4 \
+            and words[4] is not None:
+        found.append(words[4])
+    return found
+
+
+def python_programs(path):
+    tree = ast.parse(path.read_text(), str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else \
+            getattr(func, "id", None)
+        if name == "ip":                        # testbed.traffic.ip()
+            found.add("ip")
+        elif name in RUNNERS:
+            for prog in _programs_of_words(_command_words(node)):
+                if "/" not in prog and re.fullmatch(r"[\w.+-]+", prog):
+                    found.add(prog)
+    return found
+
+
+def shell_programs(text):
+    """First words of the commands of a shell text (scripts, Makefile
+    recipes): at a line start and after '|', '&&', '||', ';', '(' and
+    '$(', quotes respected.  Multi-line quoted assignments (word lists) and
+    '${...}' expansions are not commands."""
+    found = set()
+    text = re.sub(r"\\\n", " ", text)
+    text = re.sub(r'^\s*\w+="[^"]*"', "", text, flags=re.M)
+    text = re.sub(r"\$\{[^}]*\}", "x", text).replace("$(", "(")
+    for line in text.splitlines():
+        lexer = shlex.shlex(line, posix=True,
+                            punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            continue
+        at_start = True
+        skip = False
+        for tok in tokens:
+            if tok in ("|", "||", "&&", ";", "(", ";;", "&"):
+                at_start, skip = True, False
+                continue
+            if not at_start or skip:
+                continue
+            if tok in ("for", "case"):
+                skip = True
+            elif tok in SHELL_WORDS or re.match(r"^\w+=", tok):
+                continue
+            elif re.fullmatch(r"[a-z][\w.+-]*", tok):
+                found.add(tok)
+            at_start = False
+    return found
+
+
+def makefile_recipes():
+    """The Makefile's recipe lines as shell: '@'/'-' prefixes dropped,
+    make's own '$(VAR)' and '$(function ...)' replaced by a word that is no
+    program name (they are the build's tools: $(CC), $(MAKE), the venv's
+    python), '$$' unescaped."""
+    recipes = "\n".join(line[1:].lstrip("@-") for line in
+                        (REPO / "Makefile").read_text().splitlines()
+                        if line.startswith("\t"))
+    return re.sub(r"(?<!\$)\$\([^()]*\)", "MAKEVAR",
+                  recipes).replace("$$", "$")
+
+
+def scanned_programs():
+    """{program: [source files]} for the whole project."""
+    where = {}
+
+    def add(progs, src):
+        for p in progs:
+            where.setdefault(p, []).append(str(src.relative_to(REPO)))
+
+    for d in PYTHON_DIRS:
+        for path in sorted((REPO / d).rglob("*.py")):
+            add(python_programs(path), path)
+    for d in SHELL_DIRS:
+        base = REPO / d
+        if not base.is_dir():
+            continue
+        for path in sorted(base.iterdir()):
+            if path.is_file() and (path.suffix == ".sh" or
+                                   path.read_bytes()[:2] == b"#!") and \
+                    path.suffix != ".py":
+                add(shell_programs(path.read_text()), path)
+    add(shell_programs(makefile_recipes()), REPO / "Makefile")
+    return where
+
+
+def built_programs():
+    """What 'make' puts in build/bin (OVS's programs, the AWAFS tools):
+    the project's own, run from there, not from a Debian package."""
+    text = (REPO / "Makefile").read_text()
+    ovs = re.search(r"^OVS_PROGRAMS :=(.*?)\n\n", text, re.S | re.M).group(1)
+    names = {w.rsplit("/", 1)[-1] for w in ovs.replace("\\", " ").split()}
+    return names | set(re.findall(r"^\$\(BIN\)/([\w.-]+):", text, re.M))
+
+
+def test_every_executed_program_is_listed():
+    listed = listed_programs()
+    built = built_programs()
+    missing = {p: srcs for p, srcs in scanned_programs().items()
+               if p not in listed and p not in built}
+    assert not missing, (
+        "programs executed but not in the programs list of "
+        f"{SETUP.relative_to(REPO)} (add 'program:package'): {missing}")
+
+
+def test_listed_packages_are_installed_by_setup():
+    """setup-debian.sh installs the package of every listed program; each
+    such package exists on this machine once setup has run."""
+    for program, package in listed_programs().items():
+        status = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Status}", package],
+            capture_output=True, text=True).stdout
+        assert status.endswith("ok installed"), (program, package)
+
+
+def test_scanner_sees_the_usual_forms():
+    src = '''
+import subprocess
+subprocess.run(["ping", "-c", "1"])
+subprocess.Popen(["ip", "netns", "exec", "ns1", "nginx", "-c", "x"])
+host.run("curl", "-s", url)
+host.popen(*["memcached", "-p", "1"])
+ip("link", "del", "x")
+subprocess.run([str(BIN / "ovs-vsctl"), "show"])
+'''
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "x.py"
+        p.write_text(src)
+        assert python_programs(p) == {"ping", "ip", "nginx", "curl",
+                                      "memcached"}
+    assert shell_programs("a=1; if tar tzf x | grep -q y; then\n"
+                          "  $(sed -n p f) && patch -p1\nfi\n") == \
+        {"tar", "grep", "sed", "patch"}
