@@ -1,6 +1,6 @@
 /* awafs-host: makes the TCP connections of a cgroup report AWAFS headers.
  *
- *   awafs-host attach --cgroup PATH [--idle-us N] [--cc NAME]
+ *   awafs-host attach --cgroup PATH [--coalesce-us N] [--cc NAME]
  *   awafs-host detach --cgroup PATH
  *   awafs-host status [--cgroup PATH]
  *   awafs-host per-segment IFACE on|off
@@ -10,7 +10,10 @@
  * PATH and pins the link and its counters under /sys/fs/bpf/awafs/ID (ID:
  * the cgroup's inode number), so that the attachment outlives this process
  * and 'status' and 'detach' find it.  Unmodified applications in the cgroup
- * (and its descendants) then send the option on every data segment.
+ * (and its descendants) then send the option on every data segment, and
+ * report each message's size when it ends (host-agent/README.md: MSG_EOR
+ * records, or the turnaround and --coalesce-us rules).  'status' prints the
+ * counters and the sizes reported, as a log2 histogram.
  *
  * 'per-segment' sets the GSO segment limit of IFACE to 1 (on) or back to
  * the kernel default (off), so that every segment gets its own option.
@@ -48,14 +51,18 @@
 
 static const char *const counter_names[] = {
     "connections", "messages", "options", "completions", "no-space",
-    "retransmits", "errors",
+    "retransmits", "errors", "end-record", "end-turnaround", "end-idle",
+    "end-fin", "lost",
 };
+#define N_SIZE_BUCKETS 33       /* As in awafs_sockops.bpf.c. */
+/* Default coalescing time: see host-agent/README.md for the measurements. */
+#define COALESCE_US_DEFAULT 1000
 #define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
 
 static void
 usage(FILE *f)
 {
-    fprintf(f, "usage: awafs-host attach --cgroup PATH [--idle-us N] "
+    fprintf(f, "usage: awafs-host attach --cgroup PATH [--coalesce-us N] "
                "[--cc NAME]\n"
                "       awafs-host detach --cgroup PATH\n"
                "       awafs-host status [--cgroup PATH]\n"
@@ -111,8 +118,21 @@ ensure_bpffs(void)
     return 0;
 }
 
+/* Removes what 'attach' pinned in 'dir' (not 'dir' itself). */
+static void
+unlink_pins(const char *dir)
+{
+    static const char *const pins[] = { "link", "counters", "sizes" };
+    char pin[PATH_MAX + 16];
+
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
+        snprintf(pin, sizeof pin, "%s/%s", dir, pins[i]);
+        unlink(pin);
+    }
+}
+
 static int
-cmd_attach(const char *cgroup, unsigned long idle_us, const char *cc)
+cmd_attach(const char *cgroup, unsigned long coalesce_us, const char *cc)
 {
     char dir[PATH_MAX], pin[PATH_MAX + 16];
     struct awafs_sockops *skel;
@@ -134,7 +154,7 @@ cmd_attach(const char *cgroup, unsigned long idle_us, const char *cc)
         close(cgfd);
         return fail("cannot open the BPF object%s", "", errno);
     }
-    skel->rodata->idle_ns = (unsigned long long) idle_us * 1000;
+    skel->rodata->coalesce_ns = (unsigned long long) coalesce_us * 1000;
     if (cc) {
         if (strlen(cc) >= sizeof skel->rodata->cc_name) {
             awafs_sockops__destroy(skel);
@@ -170,16 +190,20 @@ cmd_attach(const char *cgroup, unsigned long idle_us, const char *cc)
         snprintf(pin, sizeof pin, "%s/counters", dir);
         err = bpf_map__pin(skel->maps.counters, pin);
     }
+    if (!err) {
+        snprintf(pin, sizeof pin, "%s/sizes", dir);
+        err = bpf_map__pin(skel->maps.sizes, pin);
+    }
     if (err) {
-        snprintf(pin, sizeof pin, "%s/link", dir);
-        unlink(pin);
+        unlink_pins(dir);
         rmdir(dir);
         bpf_link__destroy(link);
         awafs_sockops__destroy(skel);
         return fail("cannot pin under %s", dir, -err);
     }
-    printf("awafs-host: attached to %s (idle %lu us%s%s), pinned in %s\n",
-           cgroup, idle_us, cc ? ", congestion control " : "", cc ? cc : "",
+    printf("awafs-host: attached to %s (coalesce %lu us%s%s), pinned in "
+           "%s\n", cgroup, coalesce_us, cc ? ", congestion control " : "",
+           cc ? cc : "",
            dir);
     bpf_link__destroy(link);    /* The pin keeps it attached. */
     awafs_sockops__destroy(skel);
@@ -189,7 +213,7 @@ cmd_attach(const char *cgroup, unsigned long idle_us, const char *cc)
 static int
 cmd_detach(const char *cgroup)
 {
-    char dir[PATH_MAX], pin[PATH_MAX + 16];
+    char dir[PATH_MAX];
 
     if (pin_dir(cgroup, dir, sizeof dir)) {
         return 1;
@@ -198,10 +222,7 @@ cmd_detach(const char *cgroup)
         return fail("not attached to %s", cgroup, 0);
     }
     /* The pinned link is the last reference: removing it detaches. */
-    snprintf(pin, sizeof pin, "%s/link", dir);
-    unlink(pin);
-    snprintf(pin, sizeof pin, "%s/counters", dir);
-    unlink(pin);
+    unlink_pins(dir);
     if (rmdir(dir)) {
         return fail("%s", dir, errno);
     }
@@ -209,34 +230,60 @@ cmd_detach(const char *cgroup)
     return 0;
 }
 
+/* Sums the per-CPU values of 'n' keys of the pinned array 'pin' into
+ * 'sums'. */
 static int
-print_status(const char *dir, const char *id)
+read_percpu_array(const char *pin, unsigned long long *sums, unsigned int n)
 {
-    char pin[PATH_MAX + 16];
     int ncpus = libbpf_num_possible_cpus();
     unsigned long long *vals;
     int fd;
 
-    snprintf(pin, sizeof pin, "%s/counters", dir);
     fd = bpf_obj_get(pin);
     if (fd < 0 || ncpus <= 0) {
         return fail("cannot read %s", pin, errno);
     }
     vals = calloc(ncpus, sizeof *vals);
-    printf("cgroup %s:", id);
-    for (unsigned int k = 0; k < N_COUNTERS; k++) {
-        unsigned long long sum = 0;
-
-        if (!bpf_map_lookup_elem(fd, &k, vals)) {
+    for (unsigned int k = 0; k < n; k++) {
+        sums[k] = 0;
+        if (vals && !bpf_map_lookup_elem(fd, &k, vals)) {
             for (int c = 0; c < ncpus; c++) {
-                sum += vals[c];
+                sums[k] += vals[c];
             }
         }
-        printf(" %s=%llu", counter_names[k], sum);
     }
-    printf("\n");
     free(vals);
     close(fd);
+    return 0;
+}
+
+/* One line of counters, then the sizes of the completions reported (what
+ * the switch learns from) as "size-hist [LOW,HIGH): N" lines. */
+static int
+print_status(const char *dir, const char *id)
+{
+    unsigned long long c[N_COUNTERS], h[N_SIZE_BUCKETS];
+    char pin[PATH_MAX + 16];
+
+    snprintf(pin, sizeof pin, "%s/counters", dir);
+    if (read_percpu_array(pin, c, N_COUNTERS)) {
+        return 1;
+    }
+    snprintf(pin, sizeof pin, "%s/sizes", dir);
+    if (read_percpu_array(pin, h, N_SIZE_BUCKETS)) {
+        return 1;
+    }
+    printf("cgroup %s:", id);
+    for (unsigned int k = 0; k < N_COUNTERS; k++) {
+        printf(" %s=%llu", counter_names[k], c[k]);
+    }
+    printf("\n");
+    for (unsigned int b = 0; b < N_SIZE_BUCKETS; b++) {
+        if (h[b]) {
+            printf("  size-hist [%llu,%llu): %llu\n",
+                   b ? 1ULL << (b - 1) : 0ULL, 1ULL << b, h[b]);
+        }
+    }
     return 0;
 }
 
@@ -431,14 +478,14 @@ main(int argc, char *argv[])
 {
     static const struct option opts[] = {
         { "cgroup", required_argument, NULL, 'c' },
-        { "idle-us", required_argument, NULL, 'i' },
+        { "coalesce-us", required_argument, NULL, 'i' },
         { "cc", required_argument, NULL, 'C' },
         { "system", no_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *cmd, *cgroup = NULL, *cc = NULL;
-    unsigned long idle_us = 500;
+    unsigned long coalesce_us = COALESCE_US_DEFAULT;
     int system_wide = 0;
     char *end;
     int opt;
@@ -456,10 +503,10 @@ main(int argc, char *argv[])
             break;
         case 'i':
             errno = 0;
-            idle_us = strtoul(optarg, &end, 10);
-            if (errno || *end || !idle_us || idle_us > 60000000) {
-                return fail("--idle-us: \"%s\" is not an integer between 1 "
-                            "and 60000000", optarg, 0);
+            coalesce_us = strtoul(optarg, &end, 10);
+            if (errno || *end || !coalesce_us || coalesce_us > 60000000) {
+                return fail("--coalesce-us: \"%s\" is not an integer "
+                            "between 1 and 60000000", optarg, 0);
             }
             break;
         case 'C':
@@ -484,7 +531,7 @@ main(int argc, char *argv[])
         libbpf_set_print(NULL);     /* Our messages say what failed. */
     }
     if (!strcmp(cmd, "attach") && cgroup) {
-        return cmd_attach(cgroup, idle_us, cc);
+        return cmd_attach(cgroup, coalesce_us, cc);
     } else if (!strcmp(cmd, "detach") && cgroup) {
         return cmd_detach(cgroup);
     } else if (!strcmp(cmd, "status")) {

@@ -1,49 +1,70 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* awafs-host's BPF program: writes the AWAFS TCP option (docs/header.md) on
- * every data segment of the TCP connections of a cgroup.
+ * the segments of the TCP connections of a cgroup.
  *
- * Linux TCP always sends GSO super-packets (segmented in software if the NIC
- * cannot), and this runs once per super-packet: all its segments carry the
- * same option.  The switch counts a completion only on the segment with PSH
- * or FIN, the last one, so sizes and counts stay exact; bytes-sent is the
- * super-packet's first offset.  'awafs-host per-segment IFACE on' limits
- * GSO to one segment for exact per-segment values, at a throughput cost.
+ * Every data segment carries bytes-sent, the offset of its first byte in its
+ * message.  Linux TCP sends GSO super-packets and this runs once per
+ * super-packet, so all its segments carry the super-packet's first offset
+ * ('awafs-host per-segment IFACE on' limits GSO to one segment).
  *
- * Messages (PIAS-style, for persistent connections): a message starts on a
- * connection's first data segment, and again on a new segment sent after
- * the connection was idle for longer than 'idle_ns' with all data sent.  A
- * segment that sends the last byte the application has written so far, with
- * PSH or FIN, ends the message: its option carries the completed flag and
- * the message's size.  Retransmissions carry their offset, never a
- * completion.
+ * Messages.  What the switch learns from is the size of each completed
+ * message, so a message must be what the application means by one, even
+ * when it writes a response in several calls (header, then body) or in
+ * chunks.  Two ways:
  *
- * Space: HDR_OPT_LEN reserves 8 bytes, or 12 for a completion, before the
- * header exists; WRITE_HDR_OPT writes the option into the TCP header, whose
- * sequence number it reads.  When TCP computes its MSS (HDR_OPT_LEN with no
- * segment), 12 bytes are reserved, so that a full-sized segment that ends a
- * message still fits the MTU: the option costs 12 bytes of MSS.  If the option does not fit, the segment goes
- * without it and 'no_space' counts it: TCP is never affected. */
+ *   - Records (exact): an application that sends with MSG_EOR marks the end
+ *     of each record; TCP never merges data across it and keeps the mark on
+ *     the skb.  The segment that sends the marked byte completes the message
+ *     ("completed" form, counted by the switch on its PSH/FIN segment).  A
+ *     connection that sent one marked record is in record mode for good.
+ *   - Otherwise, a message that has sent everything written so far ends
+ *     before the connection's next segment if the peer has sent data since
+ *     (the exchange turned around: a new request) or if the connection
+ *     wrote nothing new for 'coalesce_ns' (header + body + trailer written
+ *     within that time, or a transfer paused by its congestion window, stay
+ *     one message).  A FIN ends the message too.  The end is known only
+ *     then, after the message's last segment left, so the completion rides
+ *     on that next segment -- a pure ACK, the FIN, or the next message's
+ *     first segment, all starting at the message's end sequence number --
+ *     in the "previous message" form (size and end sequence number of the
+ *     previous message; the switch counts it on the segment that starts at
+ *     that sequence number, so GSO copies count once).
+ *
+ * Retransmissions carry their offset, never a completion.
+ *
+ * Space: HDR_OPT_LEN reserves the option's length before the header exists;
+ * WRITE_HDR_OPT writes it.  When TCP computes its MSS (no segment) the
+ * largest form is reserved, so that a full-sized segment still fits the MTU:
+ * the option costs OPT_LEN_MAX bytes of MSS.  If the option does not fit,
+ * the segment goes without it and 'no_space' counts it: TCP is never
+ * affected. */
 
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #define AWAFS_KIND 253
 #define AWAFS_EXID 0x4157
-#define OPT_LEN 8
-#define OPT_LEN_COMPLETED 12
+#define OPT_LEN 8               /* bytes-sent */
+#define OPT_COMPLETED 4         /* + this message's size */
+#define OPT_PREVIOUS 8          /* + previous message's size and end */
+#define OPT_LEN_MAX (OPT_LEN + OPT_COMPLETED + OPT_PREVIOUS)
 #define COMPLETED_BIT 0x80000000u
 #define SENT_MAX 0x7fffffffu
 #define TCPHDR_FIN 0x01
 #define TCPHDR_PSH 0x08
 #define ENOSPC 28
+#define N_SIZE_BUCKETS 33       /* log2 buckets: [2^(i-1), 2^i). */
 
 #define SOL_TCP 6
 #define TCP_CONGESTION 13
 #define CC_NAME_LEN 16
 
+extern void *bpf_cast_to_kern_ctx(void *) __ksym;
+
 /* Set by awafs-host before loading. */
-const volatile __u64 idle_ns = 500 * 1000;
+const volatile __u64 coalesce_ns = 1000 * 1000;
 /* Congestion control for the cgroup's connections, e.g. "awafs_dctcp";
  * empty: the system's. */
 const volatile char cc_name[CC_NAME_LEN] = "";
@@ -52,10 +73,15 @@ enum counter {
     C_CONNECTIONS,      /* Connections the program saw established. */
     C_MESSAGES,         /* Messages started. */
     C_OPTIONS,          /* Options written. */
-    C_COMPLETIONS,      /* ... of which completions. */
+    C_COMPLETIONS,      /* ... that carried a completion. */
     C_NO_SPACE,         /* Segments that had no room for the option. */
     C_RETRANSMITS,      /* Options written on retransmissions. */
     C_ERRORS,           /* Unexpected helper failures. */
+    C_END_RECORD,       /* Messages ended by MSG_EOR, */
+    C_END_TURNAROUND,   /* ... by data from the peer, */
+    C_END_IDLE,         /* ... by the coalescing time, */
+    C_END_FIN,          /* ... by FIN. */
+    C_LOST,             /* Completions that found no segment to ride on. */
     N_COUNTERS
 };
 
@@ -66,21 +92,29 @@ struct {
     __type(value, __u64);
 } counters SEC(".maps");
 
-struct awafs_opt {
-    __u8 kind;
-    __u8 len;
-    __be16 exid;
-    __be32 word;        /* Completed bit, bytes sent before the segment. */
-    __be32 size;        /* Message size, if completed. */
-};
+/* Completions reported, by size: what the switch will learn from. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, N_SIZE_BUCKETS);
+    __type(key, __u32);
+    __type(value, __u64);
+} sizes SEC(".maps");
 
 struct msg_state {
-    __u32 start;        /* Sequence number of the message's first byte. */
-    __u32 end;          /* Highest end sequence number sent. */
-    __u64 last_tx_ns;   /* Last new data sent. */
-    __u8 active;
-    __u8 all_sent;      /* The last segment sent everything written. */
-    __u8 want_completion;  /* Decided in HDR_OPT_LEN. */
+    __u32 start;        /* Sequence number of the open message's first byte. */
+    __u32 end;          /* End of the new data sent so far. */
+    __u32 rcv_nxt;      /* What the peer had sent when 'end' was sent. */
+    __u32 prev_size;    /* A message that ended and awaits its report: */
+    __u32 prev_end;     /* its size and end sequence number. */
+    __u64 last_tx_ns;   /* When 'end' was sent. */
+    __u8 open;          /* The message has bytes. */
+    __u8 all_sent;      /* 'end' was everything written. */
+    __u8 pending;       /* prev_* not reported yet. */
+    __u8 records;       /* The application marks records (MSG_EOR). */
+    /* Decided in HDR_OPT_LEN for WRITE_HDR_OPT: */
+    __u8 opt_len;       /* 0 (no option), 8, 12, 16 or 20. */
+    __u8 retransmit;
+    __u32 w_sent, w_size, w_prev_size, w_prev_end;
 };
 
 struct {
@@ -91,60 +125,154 @@ struct {
 } msgs SEC(".maps");
 
 static void
-count(enum counter c)
+bump(void *map, __u32 key)
 {
-    __u32 key = c;
-    __u64 *v = bpf_map_lookup_elem(&counters, &key);
+    __u64 *v = bpf_map_lookup_elem(map, &key);
 
     if (v) {
         *v += 1;
     }
 }
 
-/* The bytes the application has written and TCP has not sent yet end at
- * write_seq; a segment ending there (FIN takes one more) sends all. */
-static int
-ends_written_data(struct bpf_sock *sk, __u32 end, __u8 flags)
+static void
+count(enum counter c)
 {
-    struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-
-    if (!tp) {
-        return 0;
-    }
-    return end == tp->write_seq
-           || ((flags & TCPHDR_FIN) && end + 1 == tp->write_seq);
+    bump(&counters, c);
 }
 
+static __u32
+size_bucket(__u32 size)
+{
+    __u32 b = 0;
+
+    for (int i = 0; i < 32 && size; i++) {
+        size >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static void
+end_message(struct msg_state *st, enum counter why)
+{
+    if (st->pending) {
+        count(C_LOST);          /* Its segment never came. */
+    }
+    st->pending = 1;
+    st->prev_size = st->end - st->start;
+    st->prev_end = st->end;
+    st->open = 0;
+    count(why);
+}
+
+/* Decides the option of the segment being built (skb in the kernel context:
+ * sequence numbers, payload, flags and the MSG_EOR mark), updates the
+ * connection's message state and reserves the option's room. */
 static int
 reserve(struct bpf_sock_ops *skops)
 {
+    struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
     struct bpf_sock *sk = skops->sk;
+    struct tcp_skb_cb *cb;
+    struct tcp_sock *tp;
     struct msg_state *st;
-    __u32 len = skops->skb_len;     /* Payload: no header yet. */
+    __u32 seq, len, end;
     __u8 flags = skops->skb_tcp_flags;
-    int want;
+    int completes = 0, eor;
+    __u64 now;
 
     if (!skops->skb_data) {
-        /* TCP is computing its MSS: room for the larger form. */
-        if (bpf_reserve_hdr_opt(skops, OPT_LEN_COMPLETED, 0)) {
+        /* TCP is computing its MSS: room for the largest form. */
+        if (bpf_reserve_hdr_opt(skops, OPT_LEN_MAX, 0)) {
             count(C_NO_SPACE);
         }
         return 1;
     }
-    if (!len || !sk) {
-        return 1;                   /* Not a data segment. */
-    }
-    st = bpf_sk_storage_get(&msgs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-    if (!st) {
-        count(C_ERRORS);
+    if (!sk || !kctx->skb) {
         return 1;
     }
-    /* New data is sent at snd_nxt; a retransmission never completes. */
-    want = (flags & (TCPHDR_PSH | TCPHDR_FIN))
-           && ends_written_data(sk, skops->snd_nxt + len, flags);
-    st->want_completion = want;
-    if (bpf_reserve_hdr_opt(skops, want ? OPT_LEN_COMPLETED : OPT_LEN, 0)) {
+    st = bpf_sk_storage_get(&msgs, sk, 0, 0);
+    tp = bpf_skc_to_tcp_sock(sk);
+    if (!st || !tp) {
+        return 1;
+    }
+    cb = (struct tcp_skb_cb *) kctx->skb->cb;
+    seq = cb->seq;
+    len = skops->skb_len;           /* Payload: no header yet. */
+    end = seq + len;
+    eor = BPF_CORE_READ_BITFIELD(cb, eor);
+    now = bpf_ktime_get_ns();
+    st->opt_len = 0;
+    st->retransmit = (__s32) (seq - st->end) < 0;
+
+    if (st->retransmit) {
+        /* Old data, never a boundary. */
+        if (!len) {
+            return 1;
+        }
+        st->w_sent = (__s32) (seq - st->start) >= 0 ? seq - st->start : 0;
+        st->opt_len = OPT_LEN;
+        goto out;
+    }
+
+    /* Did the open message end before this segment? */
+    if (st->open && st->all_sent && !st->records) {
+        if (skops->rcv_nxt != st->rcv_nxt) {
+            end_message(st, C_END_TURNAROUND);
+        } else if (now - st->last_tx_ns >= coalesce_ns) {
+            end_message(st, C_END_IDLE);
+        } else if ((flags & TCPHDR_FIN) && !len) {
+            end_message(st, C_END_FIN);
+        }
+    } else if (st->open && (flags & TCPHDR_FIN) && !len) {
+        end_message(st, C_END_FIN);
+    }
+    if (st->pending && seq != st->prev_end) {
+        st->pending = 0;            /* Overtaken by new data. */
+        count(C_LOST);
+    }
+
+    if (len) {
+        if (!st->open) {
+            st->open = 1;
+            st->start = seq;
+            count(C_MESSAGES);
+        }
+        st->w_sent = seq - st->start;
+        st->end = end;
+        st->last_tx_ns = now;
+        st->rcv_nxt = skops->rcv_nxt;
+        st->all_sent = end == tp->write_seq
+                       || ((flags & TCPHDR_FIN) && end + 1 == tp->write_seq);
+        if (eor) {
+            st->records = 1;
+        }
+        if ((eor || (flags & TCPHDR_FIN))
+            && (flags & (TCPHDR_PSH | TCPHDR_FIN))) {
+            /* Ends here, exactly: the record's last byte or the FIN. */
+            completes = 1;
+            st->w_size = end - st->start;
+            st->open = 0;
+            count(eor ? C_END_RECORD : C_END_FIN);
+        }
+        st->opt_len = OPT_LEN + (completes ? OPT_COMPLETED : 0);
+    }
+    if (st->pending) {
+        /* This segment starts at the previous message's end. */
+        st->opt_len = (st->opt_len ? st->opt_len : OPT_LEN) + OPT_PREVIOUS;
+        st->w_prev_size = st->prev_size;
+        st->w_prev_end = st->prev_end;
+        if (!len) {
+            st->w_sent = 0;
+        }
+    }
+    if (!st->opt_len) {
+        return 1;                   /* A pure ACK with nothing to report. */
+    }
+out:
+    if (bpf_reserve_hdr_opt(skops, st->opt_len, 0)) {
         count(C_NO_SPACE);
+        st->opt_len = 0;
     }
     return 1;
 }
@@ -152,58 +280,41 @@ reserve(struct bpf_sock_ops *skops)
 static int
 write(struct bpf_sock_ops *skops)
 {
-    void *data = (void *) (long) skops->skb_data;
-    void *data_end = (void *) (long) skops->skb_data_end;
     struct bpf_sock *sk = skops->sk;
-    struct tcphdr *th = data;
     struct msg_state *st;
-    struct awafs_opt opt;
-    __u32 seq, end, sent, hlen, payload;
-    __u64 now = bpf_ktime_get_ns();
-    int completed = 0;
+    __u8 opt[OPT_LEN_MAX];
+    __u32 word, len, off = OPT_LEN;
+    int completed, previous;
     long err;
 
-    if ((void *) (th + 1) > data_end || !sk) {
+    if (!sk) {
         return 1;
     }
     st = bpf_sk_storage_get(&msgs, sk, 0, 0);
-    if (!st) {
+    if (!st || !st->opt_len) {
         return 1;
     }
-    hlen = th->doff * 4;
-    if (skops->skb_len <= hlen) {
-        return 1;
+    len = st->opt_len;
+    if (len < OPT_LEN || len > OPT_LEN_MAX) {
+        return 1;                   /* Bounds for the verifier. */
     }
-    payload = skops->skb_len - hlen;
-    seq = bpf_ntohl(th->seq);
-    end = seq + payload;
-
-    if (!st->active || (__s32) (seq - st->end) >= 0) {
-        /* New data. */
-        if (!st->active || (st->all_sent
-                            && now - st->last_tx_ns > idle_ns)) {
-            st->start = seq;
-            st->active = 1;
-            count(C_MESSAGES);
-        }
-        st->end = end;
-        st->last_tx_ns = now;
-        completed = st->want_completion;
-        st->all_sent = completed;
-    } else {
-        count(C_RETRANSMITS);
+    completed = len == OPT_LEN + OPT_COMPLETED || len == OPT_LEN_MAX;
+    previous = len >= OPT_LEN + OPT_PREVIOUS;
+    word = st->w_sent > SENT_MAX ? SENT_MAX : st->w_sent;
+    opt[0] = AWAFS_KIND;
+    opt[1] = len;
+    *(__be16 *) &opt[2] = bpf_htons(AWAFS_EXID);
+    *(__be32 *) &opt[4] = bpf_htonl(word | (completed ? COMPLETED_BIT : 0));
+    if (completed) {
+        *(__be32 *) &opt[off] = bpf_htonl(st->w_size);
+        off += OPT_COMPLETED;
     }
-
-    sent = (__s32) (seq - st->start) >= 0 ? seq - st->start : 0;
-    if (sent > SENT_MAX) {
-        sent = SENT_MAX;
+    if (previous) {
+        *(__be32 *) &opt[off] = bpf_htonl(st->w_prev_size);
+        *(__be32 *) &opt[off + 4] = bpf_htonl(st->w_prev_end);
     }
-    opt.kind = AWAFS_KIND;
-    opt.len = completed ? OPT_LEN_COMPLETED : OPT_LEN;
-    opt.exid = bpf_htons(AWAFS_EXID);
-    opt.word = bpf_htonl(sent | (completed ? COMPLETED_BIT : 0));
-    opt.size = bpf_htonl(end - st->start);
-    err = bpf_store_hdr_opt(skops, &opt, opt.len, 0);
+    err = bpf_store_hdr_opt(skops, opt, len, 0);
+    st->opt_len = 0;
     if (err) {
         /* No room (reservation failed) or another option with our
          * kind/ExID: the segment leaves without ours. */
@@ -211,8 +322,17 @@ write(struct bpf_sock_ops *skops)
         return 1;
     }
     count(C_OPTIONS);
+    if (st->retransmit) {
+        count(C_RETRANSMITS);
+    }
     if (completed) {
         count(C_COMPLETIONS);
+        bump(&sizes, size_bucket(st->w_size));
+    }
+    if (previous) {
+        st->pending = 0;
+        count(C_COMPLETIONS);
+        bump(&sizes, size_bucket(st->w_prev_size));
     }
     return 1;
 }
@@ -237,6 +357,27 @@ set_cc(struct bpf_sock_ops *skops)
     }
 }
 
+/* Data starts at snd_nxt; no message is open yet. */
+static void
+established(struct bpf_sock_ops *skops)
+{
+    struct bpf_sock *sk = skops->sk;
+    struct msg_state *st;
+
+    if (!sk) {
+        return;
+    }
+    st = bpf_sk_storage_get(&msgs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+    if (!st) {
+        count(C_ERRORS);
+        return;
+    }
+    st->start = st->end = skops->snd_nxt;
+    st->rcv_nxt = skops->rcv_nxt;
+    bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags
+                              | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
 SEC("sockops")
 int awafs_sockops(struct bpf_sock_ops *skops)
 {
@@ -248,8 +389,7 @@ int awafs_sockops(struct bpf_sock_ops *skops)
     case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
     case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
         count(C_CONNECTIONS);
-        bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags
-                                  | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+        established(skops);
         return 1;
     case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
         return reserve(skops);

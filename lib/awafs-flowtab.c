@@ -18,13 +18,25 @@
  * A bounded open-addressing table keyed by the 5-tuple.  A message's bytes
  * are counted from TCP sequence numbers (the offset of a segment from the
  * message's first sequence number), so retransmissions are not counted
- * twice.  A message ends with FIN or RST, after an idle gap (the same rule as
- * the host agent: no segment for 'idle_us'), or, in verify mode, with a host
- * completion whose size matches the switch's own count.  An idle gap is seen
- * when the flow's next segment arrives, or by awafs_flowtab_sweep(), which
- * the datapath calls periodically.  A connection that sent FIN or RST stays
- * in the table, closed, so that a segment retransmitted after its FIN
- * starts no new message; a SYN on the same 5-tuple reopens it.
+ * twice.  A message is what the application means by one, even when it is
+ * written in several calls or sent in bursts paced by the congestion window
+ * (docs/design.md, "Message boundaries").  It ends:
+ *
+ *   - when its sender acknowledges new data from the peer: a request/response
+ *     exchange turned around (the ACK number only moves when the peer sends
+ *     data, never during a response);
+ *   - after an idle gap longer than 'idle_us' that follows a PSH segment
+ *     (the end of a write): a pause inside a write, waiting for ACKs, has no
+ *     PSH before it;
+ *   - with FIN or RST;
+ *   - in verify mode, with a host completion whose size matches the
+ *     switch's own count.
+ *
+ * An idle gap is seen when the flow's next segment arrives, or by
+ * awafs_flowtab_sweep(), which the datapath calls periodically.  A
+ * connection that sent FIN or RST stays in the table, closed, so that a
+ * segment retransmitted after its FIN starts no new message; a SYN on the
+ * same 5-tuple reopens it.
  *
  * A lookup probes at most AWAFS_FLOWTAB_PROBES slots; when they are all
  * taken, the least recently seen of them is evicted (and counted), so the
@@ -37,16 +49,15 @@
 #include <string.h>
 
 #define AWAFS_FLOWTAB_PROBES 8
-#define TCP_FIN 0x01
-#define TCP_SYN 0x02
-#define TCP_RST 0x04
 
 struct flow_entry {
     struct awafs_flow_key key;
     bool used;
     bool closed;                /* Saw FIN or RST; late segments ignored. */
+    bool psh;                   /* The segment that reached 'end' had PSH. */
     uint32_t start;             /* First sequence number of the message. */
     uint32_t end;               /* Highest end sequence number seen. */
+    uint32_t ack;               /* Latest ACK number. */
     int64_t last_us;
 };
 
@@ -168,25 +179,44 @@ lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     return victim;
 }
 
+/* Whether the message of 'e' ended before segment 'h': see the file's
+ * comment. */
+static bool
+ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
+             bool host_reports, int64_t now_us, int64_t idle_us)
+{
+    if (e->end == e->start) {
+        return false;
+    }
+    return ((h->tcp_flags & AWAFS_TCP_ACK)
+            && (int32_t) (h->ack - e->ack) > 0)
+           || (e->psh && now_us - e->last_us > idle_us)
+           || (host_reports && awafs_hdr_counts_prev(h)
+               && h->prev_end == e->end
+               && h->prev_size == e->end - e->start);
+}
+
 void
 awafs_flowtab_update(struct awafs_flowtab *t,
-                     const struct awafs_flow_key *key, uint32_t seq,
-                     uint32_t payload_len, uint8_t tcp_flags,
-                     int64_t host_size, int64_t now_us, int64_t idle_us,
+                     const struct awafs_flow_key *key,
+                     const struct awafs_hdr *h, bool host_reports,
+                     int64_t now_us, int64_t idle_us,
                      struct awafs_flow_result *r)
 {
     bool is_new;
     struct flow_entry *e = lookup(t, key, &is_new);
-    uint32_t end = seq + payload_len;
+    uint32_t seq = h->seq;
+    uint32_t end = seq + h->payload_len;
 
     r->n_completed = 0;
     if (is_new) {
         e->key = *key;
         e->used = true;
         e->closed = false;
+        e->psh = false;
         e->start = e->end = seq;
     } else if (e->closed) {
-        if (!(tcp_flags & TCP_SYN)) {
+        if (!(h->tcp_flags & AWAFS_TCP_SYN)) {
             /* A late segment of a finished connection. */
             e->last_us = now_us;
             r->bytes_sent = 0;
@@ -194,15 +224,17 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         }
         e->closed = false;
         t->stats.flows++;
-    } else if (now_us - e->last_us > idle_us && e->end != e->start) {
-        /* Idle gap: the previous message is over; this segment starts the
-         * next one. */
+    } else if (ended_before(e, h, host_reports, now_us, idle_us)) {
+        /* This segment belongs to the next message. */
         end_message(t, e, r);
-        e->start = e->end = seq;
+        if ((int32_t) (seq - e->end) > 0) {
+            e->start = e->end = seq;
+        }
     }
     e->last_us = now_us;
+    e->ack = h->ack;
 
-    if (tcp_flags & TCP_SYN) {
+    if (h->tcp_flags & AWAFS_TCP_SYN) {
         /* The SYN takes one sequence number; data starts after it. */
         e->start = e->end = seq + 1;
         r->bytes_sent = 0;
@@ -216,14 +248,16 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         r->bytes_sent = seq - e->start;
         if ((int32_t) (end - e->end) > 0) {
             e->end = end;
+            e->psh = (h->tcp_flags & AWAFS_TCP_PSH) != 0;
         }
     }
 
-    if (tcp_flags & (TCP_FIN | TCP_RST)) {
+    if (h->tcp_flags & (AWAFS_TCP_FIN | AWAFS_TCP_RST)) {
         end_message(t, e, r);
         e->closed = true;
         t->stats.flows--;
-    } else if (host_size >= 0 && (uint64_t) host_size == e->end - e->start) {
+    } else if (host_reports && awafs_hdr_counts_completion(h)
+               && h->flow_size == e->end - e->start) {
         /* An end host's completion that agrees with what the switch saw. */
         end_message(t, e, r);
     }
@@ -239,7 +273,7 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
         struct flow_entry *e = &t->slots[t->sweep];
 
         t->sweep = (t->sweep + 1) & t->mask;
-        if (e->used && now_us - e->last_us > idle_us) {
+        if (e->used && e->psh && now_us - e->last_us > idle_us) {
             uint32_t size = take_message(t, e);
 
             if (size) {
@@ -253,7 +287,7 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
 bool
 awafs_flow_key_from_frame(const void *frame, size_t len,
                           const struct awafs_hdr *h,
-                          struct awafs_flow_key *key, uint32_t *seq)
+                          struct awafs_flow_key *key)
 {
     const uint8_t *p = frame;
     const uint8_t *l3 = p + h->l3_ofs, *l4 = p + h->l4_ofs;
@@ -272,7 +306,5 @@ awafs_flow_key_from_frame(const void *frame, size_t len,
     }
     key->sport = (uint16_t) (l4[0] << 8 | l4[1]);
     key->dport = (uint16_t) (l4[2] << 8 | l4[3]);
-    *seq = (uint32_t) l4[4] << 24 | (uint32_t) l4[5] << 16
-           | (uint32_t) l4[6] << 8 | l4[7];
     return true;
 }

@@ -108,19 +108,28 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
             && len >= 4 && rd16(opt + 2) == AWAFS_OPT_EXID) {
             uint32_t word;
 
-            if (found || (len != AWAFS_OPT_LEN
-                          && len != AWAFS_OPT_LEN_COMPLETED)) {
+            size_t base;
+
+            if (found || len < AWAFS_OPT_LEN) {
                 return AWAFS_PARSE_MALFORMED;
             }
             word = rd32(opt + 4);
             hdr->completed = (word & AWAFS_COMPLETED_BIT) != 0;
             hdr->bytes_sent = word & ~AWAFS_COMPLETED_BIT;
-            if (hdr->completed != (len == AWAFS_OPT_LEN_COMPLETED)) {
+            /* 8 or 12 bytes by the completed bit, + 8 with a report of
+             * the previous message. */
+            base = hdr->completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
+            if (len != base && len != base + AWAFS_OPT_PREV_LEN) {
                 return AWAFS_PARSE_MALFORMED;
             }
             hdr->flow_size = hdr->completed ? rd32(opt + 8) : 0;
             if (hdr->completed && hdr->flow_size < hdr->bytes_sent) {
                 return AWAFS_PARSE_MALFORMED;
+            }
+            if (len != base) {
+                hdr->has_prev = true;
+                hdr->prev_size = rd32(opt + base);
+                hdr->prev_end = rd32(opt + base + 4);
             }
             found = true;
         }
@@ -209,6 +218,8 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         return AWAFS_PARSE_MALFORMED;
     }
     hdr->tcp_flags = l4[13];
+    hdr->seq = rd32(l4 + 4);
+    hdr->ack = rd32(l4 + 8);
     hdr->l4_ofs = l4 - p;
     hdr->payload_len = (l4_end - l4) - tcp_hlen;
     return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
@@ -222,7 +233,10 @@ awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
 
     hdr->bytes_sent = 0;
     hdr->flow_size = 0;
+    hdr->prev_size = 0;
+    hdr->prev_end = 0;
     hdr->completed = false;
+    hdr->has_prev = false;
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
     hdr->l4_ofs = 0;
@@ -274,5 +288,20 @@ awafs_opt_encode(uint8_t *buf, uint64_t bytes_sent, bool completed,
         wr32(buf + 8, flow_size > AWAFS_FLOW_SIZE_MAX
                       ? AWAFS_FLOW_SIZE_MAX : flow_size);
     }
+    return len;
+}
+
+size_t
+awafs_opt_encode_prev(uint8_t *buf, uint64_t bytes_sent, bool completed,
+                      uint64_t flow_size, uint64_t prev_size,
+                      uint32_t prev_end)
+{
+    size_t len = awafs_opt_encode(buf, bytes_sent, completed, flow_size);
+
+    wr32(buf + len, prev_size > AWAFS_FLOW_SIZE_MAX ? AWAFS_FLOW_SIZE_MAX
+                                                    : prev_size);
+    wr32(buf + len + 4, prev_end);
+    len += AWAFS_OPT_PREV_LEN;
+    buf[1] = len;
     return len;
 }

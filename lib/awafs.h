@@ -49,19 +49,51 @@
 #define AWAFS_OPT_EXID 0x4157       /* 16-bit ExID, "AW". */
 #define AWAFS_OPT_LEN 8             /* Data segment. */
 #define AWAFS_OPT_LEN_COMPLETED 12  /* Segment that completes the flow. */
+#define AWAFS_OPT_PREV_LEN 8        /* Added by a previous message's report. */
 #define AWAFS_BYTES_SENT_MAX 0x7fffffffu  /* 31-bit field, saturates. */
 #define AWAFS_FLOW_SIZE_MAX 0xffffffffu   /* 32-bit field, saturates. */
 
 struct awafs_hdr {
     uint32_t bytes_sent;    /* Flow bytes sent before this segment. */
     uint32_t flow_size;     /* Final flow size, valid if 'completed'. */
+    uint32_t prev_size;     /* If 'has_prev': the size of the flow's previous
+                             * message, which ended at TCP sequence number */
+    uint32_t prev_end;      /* 'prev_end' (one past its last byte). */
     bool completed;
+    bool has_prev;
     uint8_t ip_version;     /* 4 or 6; 0 if not IP. */
     uint8_t tcp_flags;      /* FIN, SYN, RST, ... (low 8 bits). */
     uint16_t l3_ofs;        /* Offset of the IP header, if ip_version. */
     uint16_t l4_ofs;        /* Offset of the TCP header, or 0 if none. */
     uint32_t payload_len;   /* TCP payload bytes, if l4_ofs. */
+    uint32_t seq, ack;      /* TCP sequence and ACK numbers, if l4_ofs. */
 };
+
+#define AWAFS_TCP_FIN 0x01
+#define AWAFS_TCP_SYN 0x02
+#define AWAFS_TCP_RST 0x04
+#define AWAFS_TCP_PSH 0x08
+#define AWAFS_TCP_ACK 0x10
+
+/* The completions a switch counts from a parsed header (docs/header.md),
+ * each exactly once although segmentation offload copies the option onto
+ * every segment of a super-packet:
+ *
+ *   - this segment's own completion, on the segment with PSH or FIN (the
+ *     last of a super-packet);
+ *   - the previous message's report, on the segment that starts at the
+ *     message's end sequence number (the first of a super-packet). */
+static inline bool
+awafs_hdr_counts_completion(const struct awafs_hdr *h)
+{
+    return h->completed && (h->tcp_flags & (AWAFS_TCP_PSH | AWAFS_TCP_FIN));
+}
+
+static inline bool
+awafs_hdr_counts_prev(const struct awafs_hdr *h)
+{
+    return h->has_prev && h->seq == h->prev_end;
+}
 
 enum awafs_parse_result {
     AWAFS_PARSE_OK,           /* Header found and valid. */
@@ -87,6 +119,11 @@ const char *awafs_parse_result_to_string(enum awafs_parse_result);
  * option length. */
 size_t awafs_opt_encode(uint8_t *buf, uint64_t bytes_sent, bool completed,
                         uint64_t flow_size);
+/* awafs_opt_encode() with the previous message's report added ('buf' has
+ * AWAFS_OPT_PREV_LEN more bytes). */
+size_t awafs_opt_encode_prev(uint8_t *buf, uint64_t bytes_sent,
+                             bool completed, uint64_t flow_size,
+                             uint64_t prev_size, uint32_t prev_end);
 
 /* ---- Thresholds and the MLFQ classifier ---- */
 
@@ -241,27 +278,35 @@ size_t awafs_flowtab_memsize(uint32_t capacity);
 void awafs_flowtab_get_stats(const struct awafs_flowtab *,
                              struct awafs_flowtab_stats *);
 
-/* Accounts a TCP segment of flow 'key' with sequence number 'seq'.  Fills
- * 'r' with the bytes the flow's current message had sent before the segment
- * and the sizes of the messages it ended: the previous one after an idle
- * gap longer than 'idle_us', the current one on FIN or RST, or when
- * 'host_size' (an end host's completion, -1 if none) equals the switch's own
- * count of the message. */
+/* Accounts the TCP segment parsed into 'h' (sequence and ACK numbers,
+ * payload length, flags) of flow 'key'.  Fills 'r' with the bytes the
+ * flow's current message had sent before the segment and the sizes of the
+ * messages it ended (docs/design.md, "Message boundaries"):
+ *
+ *   - before the segment, the previous message, if its sender has since
+ *     acknowledged new data from its peer (the exchange turned around), or
+ *     if its last data segment had PSH and the flow then sent nothing for
+ *     longer than 'idle_us';
+ *   - with the segment, the current message, on FIN or RST;
+ *   - with 'host_reports' (trust=verify), an end host's completion in 'h'
+ *     that the switch counts (awafs_hdr_counts_completion(),
+ *     awafs_hdr_counts_prev()) and whose size equals the switch's own
+ *     count of that message. */
 void awafs_flowtab_update(struct awafs_flowtab *,
-                          const struct awafs_flow_key *key, uint32_t seq,
-                          uint32_t payload_len, uint8_t tcp_flags,
-                          int64_t host_size, int64_t now_us, int64_t idle_us,
+                          const struct awafs_flow_key *key,
+                          const struct awafs_hdr *h, bool host_reports,
+                          int64_t now_us, int64_t idle_us,
                           struct awafs_flow_result *r);
-/* Checks the next 'n' entries for flows idle longer than 'idle_us' and ends
- * their messages; stores their sizes in 'sizes' (room for 'n') and returns
- * how many. */
+/* Checks the next 'n' entries for flows idle longer than 'idle_us' after a
+ * PSH segment and ends their messages; stores their sizes in 'sizes' (room
+ * for 'n') and returns how many. */
 size_t awafs_flowtab_sweep(struct awafs_flowtab *, uint32_t n,
                            int64_t now_us, int64_t idle_us, uint64_t *sizes);
-/* The 5-tuple and sequence number of a frame that awafs_parse() found TCP
- * in (l4_ofs set); false otherwise. */
+/* The 5-tuple of a frame that awafs_parse() found TCP in (l4_ofs set);
+ * false otherwise. */
 bool awafs_flow_key_from_frame(const void *frame, size_t len,
                                const struct awafs_hdr *,
-                               struct awafs_flow_key *, uint32_t *seq);
+                               struct awafs_flow_key *);
 
 /* ---- Histogram window: O(1) memory ---- */
 

@@ -22,20 +22,27 @@ AWAFS_KIND, AWAFS_EXID = 253, 0x4157
 ETH_P_ALL = 0x0003
 
 
-def awafs_option(bytes_sent, flow_size=None):
-    """The AWAFS TCP option (docs/header.md) as a scapy option tuple."""
+def awafs_option(bytes_sent, flow_size=None, prev=None):
+    """The AWAFS TCP option (docs/header.md) as a scapy option tuple;
+    'prev' is the previous message's (size, end sequence number)."""
     sent = min(bytes_sent, 0x7FFFFFFF)
-    if flow_size is None:
-        return (AWAFS_KIND, struct.pack("!HI", AWAFS_EXID, sent))
-    return (AWAFS_KIND, struct.pack("!HII", AWAFS_EXID, sent | 1 << 31,
-                                    min(flow_size, 0xFFFFFFFF)))
+    body = struct.pack("!HI", AWAFS_EXID, sent if flow_size is None
+                       else sent | 1 << 31)
+    if flow_size is not None:
+        body += struct.pack("!I", min(flow_size, 0xFFFFFFFF))
+    if prev is not None:
+        body += struct.pack("!II", *prev)
+    return (AWAFS_KIND, body)
 
 
 def tcp_frame(bytes_sent=None, flow_size=None, sport=40000, dport=5001,
-              payload=1000, tos=0, ipv6=False, seq=0, flags="PA"):
+              payload=1000, tos=0, ipv6=False, seq=0, flags="PA",
+              prev=None):
     """An Ethernet/IP/TCP frame, with the AWAFS option if 'bytes_sent' is
-    given (a completion if 'flow_size' is given too)."""
-    opts = [] if bytes_sent is None else [awafs_option(bytes_sent, flow_size)]
+    given (a completion if 'flow_size' is given too, a report of the
+    previous message if 'prev')."""
+    opts = ([] if bytes_sent is None
+            else [awafs_option(bytes_sent, flow_size, prev)])
     l3 = (IPv6(src="fd00::1", dst="fd00::2", tc=tos) if ipv6
           else IP(src="10.0.0.1", dst="10.0.0.2", tos=tos))
     pkt = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / l3

@@ -33,9 +33,10 @@ def agent(*args, check=True):
 
 
 def counters(cgroup):
+    """The agent's counters: the first line of 'status'."""
     out = agent("status", "--cgroup", str(cgroup.path)).stdout
     return {k: int(v) for k, v in
-            (kv.split("=") for kv in out.split()[2:])}
+            (kv.split("=") for kv in out.splitlines()[0].split()[2:])}
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +95,9 @@ def learned(sb):
                          ids=["persistent", "per-message"])
 def test_agent_reports_every_message_exactly(hosts, qos, cgroup, per_message):
     """N messages of known sizes, over one connection (5 ms gaps, longer
-    than the 500 us idle rule) or one connection each: the switch records N
-    completions and their sizes are the true sizes (the 7 exact-window
-    percentiles equal those of the true sizes)."""
+    than the agent's 1 ms coalescing time) or one connection each: the
+    switch records N completions and their sizes are the true sizes (the 7
+    exact-window percentiles equal those of the true sizes)."""
     agent("attach", "--cgroup", str(cgroup.path))
     sizes = SIZES[:30] if per_message else SIZES
     assert transfer(hosts, sizes, per_message, cgroup=cgroup) == sum(sizes)
@@ -246,9 +247,9 @@ def test_agent_errors_are_clear(cgroup, tmp_path):
     assert proc.returncode == 1
     assert "is not a cgroup v2 directory" in proc.stderr
 
-    proc = agent("attach", "--cgroup", str(cgroup.path), "--idle-us", "0",
-                 check=False)
-    assert "--idle-us" in proc.stderr and proc.returncode == 1
+    proc = agent("attach", "--cgroup", str(cgroup.path), "--coalesce-us",
+                 "0", check=False)
+    assert "--coalesce-us" in proc.stderr and proc.returncode == 1
 
     agent("attach", "--cgroup", str(cgroup.path))
     proc = agent("attach", "--cgroup", str(cgroup.path), check=False)

@@ -24,7 +24,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             || (h.ip_version != 4 && h.ip_version != 6)
             || h.bytes_sent > AWAFS_BYTES_SENT_MAX
             || (h.completed && h.flow_size < h.bytes_sent)
-            || (!h.completed && h.flow_size)) {
+            || (!h.completed && h.flow_size)
+            || (!h.has_prev && (h.prev_size || h.prev_end))
+            || (awafs_hdr_counts_prev(&h) && !h.has_prev)
+            || (awafs_hdr_counts_completion(&h) && !h.completed)) {
             abort();
         }
     }

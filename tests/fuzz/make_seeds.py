@@ -1,6 +1,7 @@
 """Writes a seed corpus for the header-parser fuzzer: valid frames with the
-AWAFS option (IPv4/IPv6, 0-2 VLAN tags, data and completion forms, among
-other TCP options), so fuzzing starts deep inside the parser."""
+AWAFS option (IPv4/IPv6, 0-2 VLAN tags, data, completion and
+previous-message forms, among other TCP options), so fuzzing starts deep
+inside the parser."""
 
 import struct
 import sys
@@ -9,10 +10,14 @@ from pathlib import Path
 KIND, EXID = 253, 0x4157
 
 
-def awafs_option(sent, size=None):
-    if size is None:
-        return struct.pack("!BBHI", KIND, 8, EXID, sent)
-    return struct.pack("!BBHII", KIND, 12, EXID, sent | 1 << 31, size)
+def awafs_option(sent, size=None, prev=None):
+    """'prev': (size, end sequence number) of the previous message."""
+    word = sent if size is None else sent | 1 << 31
+    body = struct.pack("!I", word) + (b"" if size is None
+                                      else struct.pack("!I", size))
+    if prev is not None:
+        body += struct.pack("!II", *prev)
+    return struct.pack("!BBH", KIND, 4 + len(body), EXID) + body
 
 
 def frame(ipv6, vlans, opts, payload=b"x" * 10):
@@ -40,6 +45,8 @@ def seeds():
         for vlans in (0, 1, 2):
             yield frame(ipv6, vlans, awafs_option(1000))
             yield frame(ipv6, vlans, other + awafs_option(5, 9000))
+            yield frame(ipv6, vlans, awafs_option(0, prev=(4000, 1)))
+            yield frame(ipv6, vlans, awafs_option(0, 10, prev=(7, 1)))
 
 
 def main(outdir):

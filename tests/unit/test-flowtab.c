@@ -5,6 +5,7 @@
 #define IDLE 500
 #define FIN 0x01
 #define RST 0x04
+#define ACK 0x10
 #define PSH_ACK 0x18
 
 static struct awafs_flow_key
@@ -18,15 +19,25 @@ key(uint16_t sport)
     return k;
 }
 
+/* A segment that acknowledges 'ack' and reports nothing. */
+static struct awafs_flow_result
+seg_ack(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
+        uint8_t flags, uint32_t ack, int64_t now)
+{
+    struct awafs_flow_key k = key(sport);
+    struct awafs_hdr h = { .seq = seq, .ack = ack, .payload_len = len,
+                           .tcp_flags = flags };
+    struct awafs_flow_result r;
+
+    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &r);
+    return r;
+}
+
 static struct awafs_flow_result
 seg(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
     uint8_t flags, int64_t now)
 {
-    struct awafs_flow_key k = key(sport);
-    struct awafs_flow_result r;
-
-    awafs_flowtab_update(t, &k, seq, len, flags, -1, now, IDLE, &r);
-    return r;
+    return seg_ack(t, sport, seq, len, flags, 0, now);
 }
 
 static void
@@ -96,13 +107,13 @@ test_idle_gap_ends_the_previous_message(void **state)
     uint64_t sizes[64];
 
     (void) state;
-    seg(t, 1, 0, 1000, 0, 0);
-    seg(t, 1, 1000, 1000, 0, 100);
+    seg(t, 1, 0, 1000, ACK, 0);
+    seg(t, 1, 1000, 1000, PSH_ACK, 100);
     /* Exactly 'idle' later is not yet a gap. */
-    r = seg(t, 1, 2000, 1000, 0, 100 + IDLE);
+    r = seg(t, 1, 2000, 1000, PSH_ACK, 100 + IDLE);
     assert_int_equal(r.n_completed, 0);
     assert_int_equal(r.bytes_sent, 2000);
-    r = seg(t, 1, 3000, 400, 0, 100 + 2 * IDLE + 1);
+    r = seg(t, 1, 3000, 400, PSH_ACK, 100 + 2 * IDLE + 1);
     assert_int_equal(r.n_completed, 1);
     assert_int_equal(r.completed[0], 3000);
     assert_int_equal(r.bytes_sent, 0);
@@ -120,24 +131,116 @@ test_idle_gap_ends_the_previous_message(void **state)
 }
 
 static void
-test_host_completion_must_agree(void **state)
+test_pauses_inside_a_write_do_not_split(void **state)
 {
     struct awafs_flowtab *t = awafs_flowtab_create(64);
-    struct awafs_flow_key k = key(1);
+    struct awafs_flow_result r;
+    uint64_t sizes[64];
+
+    (void) state;
+    /* A sender waiting for ACKs in the middle of a write: no PSH before the
+     * pause, however long. */
+    seg(t, 1, 0, 1000, ACK, 0);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 * IDLE, IDLE, sizes), 0);
+    r = seg(t, 1, 1000, 1000, ACK, 100 * IDLE);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.bytes_sent, 1000);
+    r = seg(t, 1, 2000, 500, PSH_ACK, 200 * IDLE);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.bytes_sent, 2000);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 202 * IDLE, IDLE, sizes), 1);
+    assert_int_equal(sizes[0], 2500);
+    awafs_flowtab_destroy(t);
+}
+
+static void
+test_turnaround_ends_the_message(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64);
     struct awafs_flow_result r;
 
     (void) state;
-    awafs_flowtab_update(t, &k, 0, 1000, 0, -1, 0, IDLE, &r);
-    /* A liar claiming a 10-byte flow does not reset the count. */
-    awafs_flowtab_update(t, &k, 1000, 1000, 0, 10, 1, IDLE, &r);
+    /* A response written as a header, then a body, acknowledging request 1
+     * (ACK 100); the client's window updates move nothing. */
+    seg_ack(t, 1, 0, 200, PSH_ACK, 100, 0);
+    seg_ack(t, 1, 200, 1000, ACK, 100, 1);
+    r = seg_ack(t, 1, 1200, 800, PSH_ACK, 100, 2);
     assert_int_equal(r.n_completed, 0);
-    awafs_flowtab_update(t, &k, 2000, 1000, 0, -1, 2, IDLE, &r);
-    assert_int_equal(r.bytes_sent, 2000);
-    /* An honest completion does, and the next message starts at 0. */
-    awafs_flowtab_update(t, &k, 3000, 1000, 0, 4000, 3, IDLE, &r);
+    assert_int_equal(r.bytes_sent, 1200);
+    /* Request 2 arrives: the server's pure ACK of it ends response 1... */
+    r = seg_ack(t, 1, 2000, 0, ACK, 150, 3);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 2000);
+    /* ... and response 2 starts at 0, once. */
+    r = seg_ack(t, 1, 2000, 300, PSH_ACK, 150, 4);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.bytes_sent, 0);
+    /* Request 3, answered at once: the response's first segment ends
+     * response 2 and starts response 3. */
+    r = seg_ack(t, 1, 2300, 100, PSH_ACK, 170, 5);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 300);
+    assert_int_equal(r.bytes_sent, 0);
+    awafs_flowtab_destroy(t);
+}
+
+static struct awafs_flow_result
+seg_report(struct awafs_flowtab *t, const struct awafs_hdr *h, int64_t now)
+{
+    struct awafs_flow_key k = key(1);
+    struct awafs_flow_result r;
+
+    awafs_flowtab_update(t, &k, h, true, now, IDLE, &r);
+    return r;
+}
+
+static void
+test_host_completion_must_agree(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_hdr h = { .payload_len = 1000, .tcp_flags = PSH_ACK };
+    struct awafs_flow_result r;
+
+    (void) state;
+    seg_report(t, &h, 0);
+    /* A liar claiming a 10-byte flow does not reset the count. */
+    h.seq = 1000;
+    h.completed = true;
+    h.flow_size = 10;
+    r = seg_report(t, &h, 1);
+    assert_int_equal(r.n_completed, 0);
+    h.seq = 2000;
+    h.completed = false;
+    assert_int_equal(seg_report(t, &h, 2).bytes_sent, 2000);
+    /* An honest completion does, and the next message starts at 0; not on
+     * a GSO copy without PSH. */
+    h.seq = 3000;
+    h.completed = true;
+    h.flow_size = 4000;
+    h.tcp_flags = ACK;
+    assert_int_equal(seg_report(t, &h, 3).n_completed, 0);
+    h.tcp_flags = PSH_ACK;
+    r = seg_report(t, &h, 3);
     assert_int_equal(r.n_completed, 1);
     assert_int_equal(r.completed[0], 4000);
-    awafs_flowtab_update(t, &k, 4000, 1000, 0, -1, 4, IDLE, &r);
+    h.seq = 4000;
+    h.completed = false;
+    assert_int_equal(seg_report(t, &h, 4).bytes_sent, 0);
+
+    /* The "previous message" form: counted on the segment that starts at
+     * the reported end, if the size agrees. */
+    h.seq = 5000;
+    h.has_prev = true;
+    h.prev_end = 5000;
+    h.prev_size = 999;
+    assert_int_equal(seg_report(t, &h, 5).n_completed, 0);
+    assert_int_equal(seg_report(t, &h, 5).bytes_sent, 1000);
+    h.seq = 6000;
+    h.prev_end = 6000;
+    h.prev_size = 2000;
+    r = seg_report(t, &h, 6);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 2000);
     assert_int_equal(r.bytes_sent, 0);
     awafs_flowtab_destroy(t);
 }
@@ -169,18 +272,20 @@ test_key_from_frames(void **state)
     struct frame_spec s = { .payload_len = 123 };
     struct awafs_flow_key k4, k6;
     struct awafs_hdr h;
-    uint32_t seq;
     size_t l4, len;
 
     (void) state;
     len = build_frame(frame, &s, NULL, &l4);
     frame[l4 + 4] = 0x12;
     frame[l4 + 7] = 0x34;
+    frame[l4 + 8] = 0x56;
+    frame[l4 + 11] = 0x78;
     assert_int_equal(awafs_parse(frame, len, &h, NULL),
                      AWAFS_PARSE_NO_OPTION);
     assert_int_equal(h.payload_len, 123);
-    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k4, &seq));
-    assert_int_equal(seq, 0x12000034);
+    assert_int_equal(h.seq, 0x12000034);
+    assert_int_equal(h.ack, 0x56000078);
+    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k4));
     assert_int_equal(k4.sport, 40000);
     assert_int_equal(k4.dport, 5001);
     assert_int_equal(k4.ip_version, 4);
@@ -188,14 +293,14 @@ test_key_from_frames(void **state)
     s.ipv6 = true;
     len = build_frame(frame, &s, NULL, NULL);
     awafs_parse(frame, len, &h, NULL);
-    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k6, &seq));
+    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k6));
     assert_int_equal(k6.ip_version, 6);
     assert_int_equal(h.payload_len, 123);
 
     s.ip_proto = 17;
     len = build_frame(frame, &s, NULL, NULL);
     awafs_parse(frame, len, &h, NULL);
-    assert_false(awafs_flow_key_from_frame(frame, len, &h, &k6, &seq));
+    assert_false(awafs_flow_key_from_frame(frame, len, &h, &k6));
 }
 
 int
@@ -205,6 +310,8 @@ main(void)
         cmocka_unit_test(test_counts_by_sequence),
         cmocka_unit_test(test_fin_and_rst_end_the_message),
         cmocka_unit_test(test_idle_gap_ends_the_previous_message),
+        cmocka_unit_test(test_pauses_inside_a_write_do_not_split),
+        cmocka_unit_test(test_turnaround_ends_the_message),
         cmocka_unit_test(test_host_completion_must_agree),
         cmocka_unit_test(test_bounded_with_eviction),
         cmocka_unit_test(test_key_from_frames),

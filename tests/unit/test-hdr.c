@@ -365,6 +365,58 @@ test_stats_count_every_result(void **state)
 }
 
 static void
+test_previous_message_forms(void **state)
+{
+    uint8_t opt[20];
+    struct frame_spec s = { .tcp_opts = opt };
+    struct awafs_hdr h;
+    size_t l4, len;
+
+    (void) state;
+    /* A data segment reporting that the previous message, 1234 bytes,
+     * ended at sequence number 0x01020304. */
+    s.tcp_opts_len = awafs_opt_encode_prev(opt, 0, false, 0, 1234,
+                                           0x01020304);
+    assert_int_equal(s.tcp_opts_len, AWAFS_OPT_LEN + AWAFS_OPT_PREV_LEN);
+    len = build_frame(frame, &s, NULL, &l4);
+    frame[l4 + 4] = 1;
+    frame[l4 + 5] = 2;
+    frame[l4 + 6] = 3;
+    frame[l4 + 7] = 4;
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_false(h.completed);
+    assert_true(h.has_prev);
+    assert_int_equal(h.prev_size, 1234);
+    assert_int_equal(h.prev_end, 0x01020304);
+    assert_int_equal(h.bytes_sent, 0);
+    assert_true(awafs_hdr_counts_prev(&h));
+    /* A GSO copy further into the super-packet does not count. */
+    frame[l4 + 6] = 9;
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_false(awafs_hdr_counts_prev(&h));
+
+    /* Both: this segment completes its own message too. */
+    s.tcp_opts_len = awafs_opt_encode_prev(opt, 10, true, 50, 7, 99);
+    assert_int_equal(s.tcp_opts_len, 20);
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    assert_true(h.completed && h.has_prev);
+    assert_int_equal(h.bytes_sent, 10);
+    assert_int_equal(h.flow_size, 50);
+    assert_int_equal(h.prev_size, 7);
+    assert_int_equal(h.prev_end, 99);
+    assert_true(awafs_hdr_counts_completion(&h));
+
+    /* Lengths that fit neither form. */
+    awafs_opt_encode_prev(opt, 0, false, 0, 1, 1);
+    opt[1] = 20;
+    assert_int_equal(parse_opts(opt, 20), AWAFS_PARSE_MALFORMED);
+    awafs_opt_encode_prev(opt, 0, true, 1, 1, 1);
+    opt[1] = 16;
+    assert_int_equal(parse_opts(opt, 16), AWAFS_PARSE_MALFORMED);
+}
+
+static void
 test_encode_saturates(void **state)
 {
     uint8_t o[12];
@@ -396,6 +448,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ipv4_data),
         cmocka_unit_test(test_ipv4_completed),
+        cmocka_unit_test(test_previous_message_forms),
         cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_vlan_tags),
         cmocka_unit_test(test_among_other_options),
