@@ -1,6 +1,6 @@
 /* awafs-host: makes the TCP connections of a cgroup report AWAFS headers.
  *
- *   awafs-host attach --cgroup PATH [--coalesce-us N] [--cc NAME]
+ *   awafs-host attach --cgroup PATH [--coalesce-us N] [--records] [--cc NAME]
  *   awafs-host detach --cgroup PATH
  *   awafs-host status [--cgroup PATH]
  *   awafs-host per-segment IFACE on|off
@@ -56,14 +56,14 @@ static const char *const counter_names[] = {
 };
 #define N_SIZE_BUCKETS 33       /* As in awafs_sockops.bpf.c. */
 /* Default coalescing time: see host-agent/README.md for the measurements. */
-#define COALESCE_US_DEFAULT 1000
+#define COALESCE_US_DEFAULT 5000
 #define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
 
 static void
 usage(FILE *f)
 {
     fprintf(f, "usage: awafs-host attach --cgroup PATH [--coalesce-us N] "
-               "[--cc NAME]\n"
+               "[--records] [--cc NAME]\n"
                "       awafs-host detach --cgroup PATH\n"
                "       awafs-host status [--cgroup PATH]\n"
                "       awafs-host per-segment IFACE on|off\n"
@@ -132,7 +132,8 @@ unlink_pins(const char *dir)
 }
 
 static int
-cmd_attach(const char *cgroup, unsigned long coalesce_us, const char *cc)
+cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
+           const char *cc)
 {
     char dir[PATH_MAX], pin[PATH_MAX + 16];
     struct awafs_sockops *skel;
@@ -155,6 +156,7 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, const char *cc)
         return fail("cannot open the BPF object%s", "", errno);
     }
     skel->rodata->coalesce_ns = (unsigned long long) coalesce_us * 1000;
+    skel->rodata->records_only = records;
     if (cc) {
         if (strlen(cc) >= sizeof skel->rodata->cc_name) {
             awafs_sockops__destroy(skel);
@@ -201,9 +203,9 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, const char *cc)
         awafs_sockops__destroy(skel);
         return fail("cannot pin under %s", dir, -err);
     }
-    printf("awafs-host: attached to %s (coalesce %lu us%s%s), pinned in "
-           "%s\n", cgroup, coalesce_us, cc ? ", congestion control " : "",
-           cc ? cc : "",
+    printf("awafs-host: attached to %s (%s%s%s), pinned in %s\n", cgroup,
+           records ? "MSG_EOR records" : "turnaround and coalescing",
+           cc ? ", congestion control " : "", cc ? cc : "",
            dir);
     bpf_link__destroy(link);    /* The pin keeps it attached. */
     awafs_sockops__destroy(skel);
@@ -479,6 +481,7 @@ main(int argc, char *argv[])
     static const struct option opts[] = {
         { "cgroup", required_argument, NULL, 'c' },
         { "coalesce-us", required_argument, NULL, 'i' },
+        { "records", no_argument, NULL, 'r' },
         { "cc", required_argument, NULL, 'C' },
         { "system", no_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
@@ -486,7 +489,7 @@ main(int argc, char *argv[])
     };
     const char *cmd, *cgroup = NULL, *cc = NULL;
     unsigned long coalesce_us = COALESCE_US_DEFAULT;
-    int system_wide = 0;
+    int system_wide = 0, records = 0;
     char *end;
     int opt;
 
@@ -512,6 +515,9 @@ main(int argc, char *argv[])
         case 'C':
             cc = optarg;
             break;
+        case 'r':
+            records = 1;
+            break;
         case 's':
             system_wide = 1;
             break;
@@ -531,7 +537,7 @@ main(int argc, char *argv[])
         libbpf_set_print(NULL);     /* Our messages say what failed. */
     }
     if (!strcmp(cmd, "attach") && cgroup) {
-        return cmd_attach(cgroup, coalesce_us, cc);
+        return cmd_attach(cgroup, coalesce_us, records, cc);
     } else if (!strcmp(cmd, "detach") && cgroup) {
         return cmd_detach(cgroup);
     } else if (!strcmp(cmd, "status")) {

@@ -16,7 +16,9 @@
  *     of each record; TCP never merges data across it and keeps the mark on
  *     the skb.  The segment that sends the marked byte completes the message
  *     ("completed" form, counted by the switch on its PSH/FIN segment).  A
- *     connection that sent one marked record is in record mode for good.
+ *     connection that sent one marked record is in record mode for good;
+ *     with 'records_only' (awafs-host attach --records) every connection
+ *     is, from its first byte.
  *   - Otherwise, a message that has sent everything written so far ends
  *     before the connection's next segment if the peer has sent data since
  *     (the exchange turned around: a new request) or if the connection
@@ -64,7 +66,10 @@
 extern void *bpf_cast_to_kern_ctx(void *) __ksym;
 
 /* Set by awafs-host before loading. */
-const volatile __u64 coalesce_ns = 1000 * 1000;
+const volatile __u64 coalesce_ns = 5000 * 1000;
+/* Messages end only at MSG_EOR marks (and FIN) from the first byte of every
+ * connection: the cgroup's applications mark their records. */
+const volatile __u8 records_only = 0;
 /* Congestion control for the cgroup's connections, e.g. "awafs_dctcp";
  * empty: the system's. */
 const volatile char cc_name[CC_NAME_LEN] = "";
@@ -374,6 +379,7 @@ established(struct bpf_sock_ops *skops)
     }
     st->start = st->end = skops->snd_nxt;
     st->rcv_nxt = skops->rcv_nxt;
+    st->records = records_only;
     bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags
                               | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 }

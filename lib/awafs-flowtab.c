@@ -25,15 +25,19 @@
  *   - when its sender acknowledges new data from the peer: a request/response
  *     exchange turned around (the ACK number only moves when the peer sends
  *     data, never during a response);
- *   - after an idle gap longer than 'idle_us' that follows a PSH segment
- *     (the end of a write): a pause inside a write, waiting for ACKs, has no
- *     PSH before it;
+ *   - after an idle gap longer than 'idle_us' that follows the end of a
+ *     write -- a segment with PSH and shorter than the flow's full-sized
+ *     ones -- when new data comes.  A sender paused by its congestion
+ *     window sent full-sized segments before the pause (Linux also sets
+ *     PSH inside long writes, every half window), and a retransmission
+ *     after a timeout continues its message;
  *   - with FIN or RST;
  *   - in verify mode, with a host completion whose size matches the
  *     switch's own count.
  *
  * An idle gap is seen when the flow's next segment arrives, or by
- * awafs_flowtab_sweep(), which the datapath calls periodically.  A
+ * awafs_flowtab_sweep(), which the datapath calls periodically, once the
+ * flow has been quiet for longer than a retransmission timeout too.  A
  * connection that sent FIN or RST stays in the table, closed, so that a
  * segment retransmitted after its FIN starts no new message; a SYN on the
  * same 5-tuple reopens it.
@@ -49,12 +53,19 @@
 #include <string.h>
 
 #define AWAFS_FLOWTAB_PROBES 8
+/* The sweep ends a message only after this much silence: longer than a
+ * retransmission timeout (RFC 6298's initial 1 s; Linux's minimum is
+ * 200 ms), which the next segment would continue the message after. */
+#define AWAFS_FLOWTAB_QUIET_US 1000000
+#define AWAFS_TCP_MAX_OPTIONS 40
 
 struct flow_entry {
     struct awafs_flow_key key;
     bool used;
     bool closed;                /* Saw FIN or RST; late segments ignored. */
-    bool psh;                   /* The segment that reached 'end' had PSH. */
+    bool psh;                   /* The segment that reached 'end' ended a
+                                 * write: PSH, and shorter than 'full'. */
+    uint16_t full;              /* Payload of a full-sized segment. */
     uint32_t start;             /* First sequence number of the message. */
     uint32_t end;               /* Highest end sequence number seen. */
     uint32_t ack;               /* Latest ACK number. */
@@ -190,7 +201,8 @@ ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
     }
     return ((h->tcp_flags & AWAFS_TCP_ACK)
             && (int32_t) (h->ack - e->ack) > 0)
-           || (e->psh && now_us - e->last_us > idle_us)
+           || (e->psh && now_us - e->last_us > idle_us && h->payload_len
+               && (int32_t) (h->seq - e->end) >= 0)
            || (host_reports && awafs_hdr_counts_prev(h)
                && h->prev_end == e->end
                && h->prev_size == e->end - e->start);
@@ -214,6 +226,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         e->used = true;
         e->closed = false;
         e->psh = false;
+        e->full = 0;
         e->start = e->end = seq;
     } else if (e->closed) {
         if (!(h->tcp_flags & AWAFS_TCP_SYN)) {
@@ -235,10 +248,17 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     e->ack = h->ack;
 
     if (h->tcp_flags & AWAFS_TCP_SYN) {
-        /* The SYN takes one sequence number; data starts after it. */
+        /* The SYN takes one sequence number; data starts after it.  Its MSS
+         * minus the most TCP options take is a lower bound of what a
+         * full-sized segment carries. */
         e->start = e->end = seq + 1;
+        e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
+                   ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
         r->bytes_sent = 0;
         return;
+    }
+    if (h->payload_len > e->full) {
+        e->full = h->payload_len > UINT16_MAX ? UINT16_MAX : h->payload_len;
     }
     if ((int32_t) (seq - e->start) < 0) {
         /* A retransmission from before this message: counts as its
@@ -248,7 +268,8 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         r->bytes_sent = seq - e->start;
         if ((int32_t) (end - e->end) > 0) {
             e->end = end;
-            e->psh = (h->tcp_flags & AWAFS_TCP_PSH) != 0;
+            e->psh = (h->tcp_flags & AWAFS_TCP_PSH)
+                     && h->payload_len < e->full;
         }
     }
 
@@ -267,13 +288,15 @@ size_t
 awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
                     int64_t idle_us, uint64_t *sizes)
 {
+    int64_t quiet = idle_us > AWAFS_FLOWTAB_QUIET_US ? idle_us
+                    : AWAFS_FLOWTAB_QUIET_US;
     size_t n_sizes = 0;
 
     for (uint32_t i = 0; i < n && i <= t->mask; i++) {
         struct flow_entry *e = &t->slots[t->sweep];
 
         t->sweep = (t->sweep + 1) & t->mask;
-        if (e->used && e->psh && now_us - e->last_us > idle_us) {
+        if (e->used && e->psh && now_us - e->last_us > quiet) {
             uint32_t size = take_message(t, e);
 
             if (size) {

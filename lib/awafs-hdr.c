@@ -32,6 +32,8 @@
 #define TCP_MIN_HLEN 20
 #define TCP_OPT_EOL 0
 #define TCP_OPT_NOP 1
+#define TCP_OPT_MSS 2
+#define TCP_OPT_MSS_LEN 4
 
 #define AWAFS_COMPLETED_BIT 0x80000000u
 
@@ -104,7 +106,9 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
         if (len < 2 || len > end - opt) {
             return AWAFS_PARSE_MALFORMED;
         }
-        if ((kind == AWAFS_OPT_KIND || kind == AWAFS_OPT_KIND_ALT)
+        if (kind == TCP_OPT_MSS && len == TCP_OPT_MSS_LEN) {
+            hdr->mss = rd16(opt + 2);
+        } else if ((kind == AWAFS_OPT_KIND || kind == AWAFS_OPT_KIND_ALT)
             && len >= 4 && rd16(opt + 2) == AWAFS_OPT_EXID) {
             uint32_t word;
 
@@ -237,6 +241,7 @@ awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
     hdr->prev_end = 0;
     hdr->completed = false;
     hdr->has_prev = false;
+    hdr->mss = 0;
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
     hdr->l4_ofs = 0;

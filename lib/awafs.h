@@ -67,6 +67,7 @@ struct awafs_hdr {
     uint16_t l4_ofs;        /* Offset of the TCP header, or 0 if none. */
     uint32_t payload_len;   /* TCP payload bytes, if l4_ofs. */
     uint32_t seq, ack;      /* TCP sequence and ACK numbers, if l4_ofs. */
+    uint16_t mss;           /* TCP MSS option (SYN), 0 if none. */
 };
 
 #define AWAFS_TCP_FIN 0x01
@@ -286,7 +287,7 @@ void awafs_flowtab_get_stats(const struct awafs_flowtab *,
  *   - before the segment, the previous message, if its sender has since
  *     acknowledged new data from its peer (the exchange turned around), or
  *     if its last data segment had PSH and the flow then sent nothing for
- *     longer than 'idle_us';
+ *     longer than 'idle_us' before this segment's new data;
  *   - with the segment, the current message, on FIN or RST;
  *   - with 'host_reports' (trust=verify), an end host's completion in 'h'
  *     that the switch counts (awafs_hdr_counts_completion(),
@@ -298,8 +299,9 @@ void awafs_flowtab_update(struct awafs_flowtab *,
                           int64_t now_us, int64_t idle_us,
                           struct awafs_flow_result *r);
 /* Checks the next 'n' entries for flows idle longer than 'idle_us' after a
- * PSH segment and ends their messages; stores their sizes in 'sizes' (room
- * for 'n') and returns how many. */
+ * PSH segment, and longer than a retransmission timeout, and ends their
+ * messages; stores their sizes in 'sizes' (room for 'n') and returns how
+ * many. */
 size_t awafs_flowtab_sweep(struct awafs_flowtab *, uint32_t n,
                            int64_t now_us, int64_t idle_us, uint64_t *sizes);
 /* The 5-tuple of a frame that awafs_parse() found TCP in (l4_ofs set);

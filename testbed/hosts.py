@@ -94,25 +94,28 @@ class Cgroup:
 
 
 class HostPair:
-    """Hosts h1 (sender) and h2 (receiver) on bridge br0, ports p1 and p2,
-    L2 learning; AWAFS goes on p2, toward the receiver."""
+    """Hosts h1 (sender) and h2 (receiver) -- and h3 ... hN with 'n' -- on
+    bridge br0, host i on port p<i>, L2 learning; AWAFS goes on p2, toward
+    the receiver."""
 
-    def __init__(self):
-        self.h1, self.h2 = Host(1), Host(2)
+    def __init__(self, n=2):
+        self.hosts = [Host(i) for i in range(1, n + 1)]
+        self.h1, self.h2 = self.hosts[:2]
         self.sb = OvsSandbox()
         try:
             self.sb.start()
             self.sb.add_bridge()
-            self.sb.add_dpdk_port("br0", "p1",
-                                  f"net_af_packet1,iface={self.h1.veth}", 1)
-            self.sb.add_dpdk_port("br0", "p2",
-                                  f"net_af_packet2,iface={self.h2.veth}", 2)
-            self.h1.run("ping", "-c", "1", "-W", "5", self.h2.addr)
+            for h in self.hosts:
+                self.sb.add_dpdk_port(
+                    "br0", f"p{h.index}",
+                    f"net_af_packet{h.index},iface={h.veth}", h.index)
+            for h in self.hosts[1:]:
+                self.h1.run("ping", "-c", "1", "-W", "5", h.addr)
         except BaseException:
             self.close()
             raise
 
     def close(self):
         self.sb.stop()
-        self.h1.delete()
-        self.h2.delete()
+        for h in self.hosts:
+            h.delete()

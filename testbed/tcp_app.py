@@ -2,12 +2,17 @@
 
     python3 tcp_app.py server PORT N_CONNECTIONS [--md5 PEER]
     python3 tcp_app.py client HOST PORT SIZES [--gap-ms G] [--per-message]
+                              [--chunk BYTES [--chunk-gap-ms G]] [--eor]
                               [--md5]
 
 The server reads every connection to EOF and prints the bytes it received.
 The client sends each message (sizes comma-separated) with one sendall(),
-waiting --gap-ms between messages, over one connection or one per message.
-Nothing in it knows about AWAFS: the test puts it in the agent's cgroup.
+or in writes of --chunk bytes --chunk-gap-ms apart, waiting --gap-ms between
+messages, over one connection or one per message.  --eor marks the end of
+each message with MSG_EOR, the one change an application makes to give the
+host agent exact message boundaries: send(data, socket.MSG_EOR) for the
+message's last write.  Nothing else in it knows about AWAFS: the test puts
+it in the agent's cgroup.
 --md5 signs the connection with TCP-MD5 (RFC 2385), whose 18-byte option
 leaves too little option space for AWAFS's beside timestamps.
 """
@@ -61,7 +66,20 @@ def server(port, n_conns, md5_peer=None):
     print(total[0], flush=True)
 
 
-def client(host, port, sizes, gap_s, per_message, md5=False):
+def send_message(sock, size, chunk, chunk_gap_s, eor):
+    """Writes one message of 'size' bytes in writes of 'chunk' bytes (all at
+    once if 0), the last one with MSG_EOR if 'eor'."""
+    chunk = chunk or size
+    for off in range(0, size, chunk):
+        last = off + chunk >= size
+        sock.sendall(b"m" * min(chunk, size - off),
+                     socket.MSG_EOR if eor and last else 0)
+        if not last:
+            time.sleep(chunk_gap_s)
+
+
+def client(host, port, sizes, gap_s, per_message, md5=False, chunk=0,
+           chunk_gap_s=0, eor=False):
     sock = None
     for size in sizes:
         if sock is None:
@@ -70,7 +88,7 @@ def client(host, port, sizes, gap_s, per_message, md5=False):
                 set_md5(sock, host)
             sock.settimeout(30)
             sock.connect((host, port))
-        sock.sendall(b"m" * size)
+        send_message(sock, size, chunk, chunk_gap_s, eor)
         if per_message:
             sock.close()
             sock = None
@@ -85,13 +103,14 @@ def main(argv):
         server(int(argv[2]), int(argv[3]), md5)
         return
     args = argv[2:]
-    gap, per_message = 0.005, False
-    if "--gap-ms" in args:
-        gap = float(args[args.index("--gap-ms") + 1]) / 1000
-    if "--per-message" in args:
-        per_message = True
-    client(args[0], int(args[1]), [int(s) for s in args[2].split(",")], gap,
-           per_message, "--md5" in args)
+
+    def value(flag, default):
+        return float(args[args.index(flag) + 1]) if flag in args else default
+
+    client(args[0], int(args[1]), [int(s) for s in args[2].split(",")],
+           value("--gap-ms", 5) / 1000, "--per-message" in args,
+           "--md5" in args, int(value("--chunk", 0)),
+           value("--chunk-gap-ms", 0) / 1000, "--eor" in args)
 
 
 if __name__ == "__main__":

@@ -20,3 +20,42 @@ def workloads():
         pytest.fail(f"workload CDFs not found in {path} "
                     "(set AWAFS_SHARED to the shared/ folder)")
     return path
+
+
+# ---- end hosts: namespaces on the switch, a cgroup, an exact window ----
+
+@pytest.fixture(scope="module")
+def hosts():
+    """h1 and h2 on a sandboxed switch (testbed/hosts.py), per module."""
+    from testbed.hosts import HostPair
+
+    hp = HostPair()
+    yield hp
+    hp.close()
+
+
+@pytest.fixture
+def cgroup():
+    """A cgroup v2 directory, with the host agent detached afterwards."""
+    from endhosts import agent
+    from testbed.hosts import Cgroup
+
+    cg = Cgroup("awafs-test")
+    yield cg
+    agent("detach", "--cgroup", str(cg.path), check=False)
+    cg.delete()
+
+
+@pytest.fixture
+def qos(hosts):
+    """An exact-window awafs on p2 whose 8 queues' thresholds are the
+    endhosts.PCTS percentiles of every completion of the test."""
+    from endhosts import PCTS
+
+    hosts.sb.set_awafs("p2", queues=8,
+                       percentiles=",".join(map(str, PCTS)),
+                       **{"window-type": "exact", "window-ms": 60000,
+                          "min-samples": 1, "interval-ms": 100})
+    yield hosts.sb
+    hosts.sb.vsctl("clear", "port", "p2", "qos", "--", "--all", "destroy",
+                   "qos")

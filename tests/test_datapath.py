@@ -416,11 +416,13 @@ def test_switch_counts_without_any_header(sw):
     fin.append(tcp_frame(sport=LOW, seq=5000, payload=0, flags="FA"))
     gaps = [tcp_frame(sport=HIGH, seq=1000 * i) for i in range(3)]
     sw.send_and_capture(fin + gaps)
-    time.sleep(0.1)                     # > idle-us: the sweep ends it.
-    # A second message on the same connection after the gap.
+    time.sleep(0.1)                     # > idle-us after a PSH segment:
+    # a second message on the same connection, whose first segment ends
+    # the first.
     sw.send_and_capture([tcp_frame(sport=HIGH, seq=3000 + 1000 * i)
                          for i in range(4)])
-    time.sleep(0.1)
+    # Quiet for longer than a retransmission timeout: the sweep ends it.
+    time.sleep(1.2)
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["headerless"]) == 13
     # LOW: 3 segments below 3000 bytes, 2 at or above it, the FIN too.

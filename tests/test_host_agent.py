@@ -8,99 +8,28 @@ import time
 
 import pytest
 
-from conftest import BIN, REPO
-from testbed.hosts import Cgroup, HostPair, cgroup2_root
+from conftest import REPO
+from endhosts import (AGENT, PCTS, agent, counters, learned, nearest_rank,
+                      transfer)
+from testbed.hosts import cgroup2_root
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (BPF, namespaces)")
 
-APP = str(REPO / "testbed" / "tcp_app.py")
-AGENT = str(BIN / "awafs-host")
-PCTS = [1, 10, 25, 50, 75, 90, 99]
 SIZES = [1000 + (7919 * i) % 40000 for i in range(60)]
-
-
-def nearest_rank(values, pct):
-    s = sorted(values)
-    return s[max(-(-pct * len(s) // 100), 1) - 1]
-
-
-def agent(*args, check=True):
-    proc = subprocess.run([AGENT, *args], capture_output=True, text=True)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def counters(cgroup):
-    """The agent's counters: the first line of 'status'."""
-    out = agent("status", "--cgroup", str(cgroup.path)).stdout
-    return {k: int(v) for k, v in
-            (kv.split("=") for kv in out.splitlines()[0].split()[2:])}
-
-
-@pytest.fixture(scope="module")
-def hosts():
-    hp = HostPair()
-    yield hp
-    hp.close()
-
-
-@pytest.fixture
-def cgroup():
-    cg = Cgroup("awafs-test")
-    yield cg
-    agent("detach", "--cgroup", str(cg.path), check=False)
-    cg.delete()
-
-
-@pytest.fixture
-def qos(hosts):
-    """An exact-window awafs on p2 whose 8 queues' thresholds are the PCTS
-    percentiles of every completion of the test."""
-    hosts.sb.set_awafs("p2", queues=8,
-                       percentiles=",".join(map(str, PCTS)),
-                       **{"window-type": "exact", "window-ms": 60000,
-                          "min-samples": 1, "interval-ms": 100})
-    yield hosts.sb
-    hosts.sb.vsctl("clear", "port", "p2", "qos", "--", "--all", "destroy",
-                   "qos")
-
-
-def transfer(hosts, sizes, per_message=False, gap_ms=5, cgroup=None,
-             md5=False):
-    """Sends 'sizes' from h1 to h2; returns the bytes h2 received."""
-    n_conns = len(sizes) if per_message else 1
-    srv = hosts.h2.popen("python3", APP, "server", "5001", str(n_conns),
-                         *(["--md5", hosts.h1.addr] if md5 else []),
-                         stdout=subprocess.PIPE, text=True)
-    time.sleep(0.3)
-    args = ["python3", APP, "client", hosts.h2.addr, "5001",
-            ",".join(map(str, sizes)), "--gap-ms", str(gap_ms)]
-    args += ["--per-message"] if per_message else []
-    args += ["--md5"] if md5 else []
-    client = hosts.h1.run(*args, cgroup=cgroup, timeout=120, check=False)
-    assert client.returncode == 0, client.stderr
-    out, _ = srv.communicate(timeout=60)
-    return int(out)
-
-
-def learned(sb):
-    time.sleep(0.4)                     # Two recalculation rounds.
-    _, details, _ = sb.qos_show("p2")
-    return details, [int(v) for v in details["current-thresholds"].split(",")]
 
 
 @pytest.mark.parametrize("per_message", [False, True],
                          ids=["persistent", "per-message"])
 def test_agent_reports_every_message_exactly(hosts, qos, cgroup, per_message):
-    """N messages of known sizes, over one connection (5 ms gaps, longer
-    than the agent's 1 ms coalescing time) or one connection each: the
+    """N messages of known sizes, over one connection (20 ms gaps, longer
+    than the agent's 5 ms coalescing time) or one connection each: the
     switch records N completions and their sizes are the true sizes (the 7
     exact-window percentiles equal those of the true sizes)."""
     agent("attach", "--cgroup", str(cgroup.path))
     sizes = SIZES[:30] if per_message else SIZES
-    assert transfer(hosts, sizes, per_message, cgroup=cgroup) == sum(sizes)
+    assert transfer(hosts, sizes, per_message, gap_ms=20,
+                    cgroup=cgroup) == sum(sizes)
     details, thr = learned(qos)
     assert int(details["completions"]) == len(sizes)
     assert details["malformed"] == "0"

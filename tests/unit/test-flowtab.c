@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #define IDLE 500
+#define QUIET 1000000           /* AWAFS_FLOWTAB_QUIET_US */
 #define FIN 0x01
 #define RST 0x04
 #define ACK 0x10
@@ -108,25 +109,25 @@ test_idle_gap_ends_the_previous_message(void **state)
 
     (void) state;
     seg(t, 1, 0, 1000, ACK, 0);
-    seg(t, 1, 1000, 1000, PSH_ACK, 100);
+    seg(t, 1, 1000, 600, PSH_ACK, 100);     /* The end of a write. */
     /* Exactly 'idle' later is not yet a gap. */
-    r = seg(t, 1, 2000, 1000, PSH_ACK, 100 + IDLE);
+    r = seg(t, 1, 1600, 400, PSH_ACK, 100 + IDLE);
     assert_int_equal(r.n_completed, 0);
-    assert_int_equal(r.bytes_sent, 2000);
-    r = seg(t, 1, 3000, 400, PSH_ACK, 100 + 2 * IDLE + 1);
+    assert_int_equal(r.bytes_sent, 1600);
+    r = seg(t, 1, 2000, 400, PSH_ACK, 100 + 2 * IDLE + 1);
     assert_int_equal(r.n_completed, 1);
-    assert_int_equal(r.completed[0], 3000);
+    assert_int_equal(r.completed[0], 2000);
     assert_int_equal(r.bytes_sent, 0);
 
-    /* With no next segment, the sweep finds it. */
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 2 * IDLE + 10, IDLE,
-                                         sizes), 0);
+    /* With no next segment, the sweep finds it once the flow has been
+     * quiet for longer than a retransmission timeout. */
     assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 3 * IDLE + 2, IDLE,
-                                         sizes), 1);
+                                         sizes), 0);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 2 * IDLE + 2 + QUIET,
+                                         IDLE, sizes), 1);
     assert_int_equal(sizes[0], 400);
     /* Once. */
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 9 * IDLE, IDLE,
-                                         sizes), 0);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 9 * QUIET, IDLE, sizes), 0);
     awafs_flowtab_destroy(t);
 }
 
@@ -138,18 +139,51 @@ test_pauses_inside_a_write_do_not_split(void **state)
     uint64_t sizes[64];
 
     (void) state;
-    /* A sender waiting for ACKs in the middle of a write: no PSH before the
-     * pause, however long. */
+    /* A sender waiting for ACKs in the middle of a write, after a segment
+     * without PSH or with the PSH Linux sets inside long writes on a
+     * full-sized segment: however long the pause. */
     seg(t, 1, 0, 1000, ACK, 0);
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 * IDLE, IDLE, sizes), 0);
-    r = seg(t, 1, 1000, 1000, ACK, 100 * IDLE);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 10 * QUIET, IDLE, sizes), 0);
+    r = seg(t, 1, 1000, 1000, PSH_ACK, 10 * QUIET);
     assert_int_equal(r.n_completed, 0);
     assert_int_equal(r.bytes_sent, 1000);
-    r = seg(t, 1, 2000, 500, PSH_ACK, 200 * IDLE);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 20 * QUIET, IDLE, sizes), 0);
+    r = seg(t, 1, 2000, 500, PSH_ACK, 20 * QUIET);
     assert_int_equal(r.n_completed, 0);
     assert_int_equal(r.bytes_sent, 2000);
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 202 * IDLE, IDLE, sizes), 1);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 21 * QUIET + 1, IDLE,
+                                         sizes), 1);
     assert_int_equal(sizes[0], 2500);
+
+    /* The SYN's MSS tells a short first segment from a full one. */
+    {
+        struct awafs_flow_key k = key(2);
+        struct awafs_hdr h = { .seq = 99, .tcp_flags = 0x02, .mss = 1460 };
+
+        awafs_flowtab_update(t, &k, &h, false, 0, IDLE, &r);
+    }
+    seg(t, 2, 100, 1000, PSH_ACK, 1);
+    r = seg(t, 2, 1100, 1000, PSH_ACK, 2 + IDLE);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 1000);
+    awafs_flowtab_destroy(t);
+}
+
+static void
+test_retransmission_after_a_timeout_continues(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flow_result r;
+
+    (void) state;
+    seg(t, 1, 0, 1000, ACK, 0);
+    seg(t, 1, 1000, 1000, PSH_ACK, 1);
+    /* 200 ms later (an RTO), the lost segment again, then new data. */
+    r = seg(t, 1, 1000, 1000, PSH_ACK, 200000);
+    assert_int_equal(r.n_completed, 0);
+    r = seg(t, 1, 2000, 1000, PSH_ACK, 200100);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.bytes_sent, 2000);
     awafs_flowtab_destroy(t);
 }
 
@@ -301,6 +335,16 @@ test_key_from_frames(void **state)
     len = build_frame(frame, &s, NULL, NULL);
     awafs_parse(frame, len, &h, NULL);
     assert_false(awafs_flow_key_from_frame(frame, len, &h, &k6));
+
+    /* A SYN's MSS option. */
+    s = (struct frame_spec) {
+        .tcp_opts = (const uint8_t *) "\x02\x04\x05\xb4",
+        .tcp_opts_len = 4,
+    };
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(awafs_parse(frame, len, &h, NULL),
+                     AWAFS_PARSE_NO_OPTION);
+    assert_int_equal(h.mss, 1460);
 }
 
 int
@@ -311,6 +355,7 @@ main(void)
         cmocka_unit_test(test_fin_and_rst_end_the_message),
         cmocka_unit_test(test_idle_gap_ends_the_previous_message),
         cmocka_unit_test(test_pauses_inside_a_write_do_not_split),
+        cmocka_unit_test(test_retransmission_after_a_timeout_continues),
         cmocka_unit_test(test_turnaround_ends_the_message),
         cmocka_unit_test(test_host_completion_must_agree),
         cmocka_unit_test(test_bounded_with_eviction),
