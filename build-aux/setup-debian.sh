@@ -10,12 +10,13 @@ venv=${1:?usage: setup-debian.sh VENV_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 # OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
-# dpdk-testpmd); compilers and test tools for the core.
+# dpdk-testpmd); compilers and test tools for the core; the Redis client
+# library the message-boundary tests use.
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
-python3 python3-venv python3-pip
+python3 python3-venv python3-pip python3-redis
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
 "
 
@@ -33,6 +34,7 @@ bpftool:bpftool
 clang:clang
 cmp:diffutils
 cp:coreutils
+curl:curl
 dirname:coreutils       # by hand: inside quoted command substitutions
 dpkg-deb:dpkg
 dpkg-query:dpkg
@@ -45,15 +47,19 @@ ln:coreutils
 make:make
 mkdir:coreutils
 mount:mount
+nginx:nginx-light
 patch:patch
 ping:iputils-ping
 pwd:coreutils
 python3:python3
+redis-cli:redis-tools
+redis-server:redis-server
 rm:coreutils
 sed:sed
 setpriv:util-linux
 sh:dash
 sort:coreutils
+ss:iproute2
 sysctl:procps
 tail:coreutils
 tar:tar

@@ -414,20 +414,27 @@ def test_switch_counts_without_any_header(sw):
                     trust="switch", **{"idle-us": 20000})
     fin = [tcp_frame(sport=LOW, seq=1000 * i) for i in range(5)]
     fin.append(tcp_frame(sport=LOW, seq=5000, payload=0, flags="FA"))
-    gaps = [tcp_frame(sport=HIGH, seq=1000 * i) for i in range(3)]
-    sw.send_and_capture(fin + gaps)
-    time.sleep(0.1)                     # > idle-us after a PSH segment:
+
+    def write(start, n):
+        """A write of n full-sized segments and a short last one (PSH)."""
+        full = [tcp_frame(sport=HIGH, seq=start + 1000 * i)
+                for i in range(n)]
+        return full + [tcp_frame(sport=HIGH, seq=start + 1000 * n,
+                                 payload=500)]
+
+    sw.send_and_capture(fin + write(0, 2))
+    time.sleep(0.1)                     # > idle-us after the end of a write:
     # a second message on the same connection, whose first segment ends
     # the first.
-    sw.send_and_capture([tcp_frame(sport=HIGH, seq=3000 + 1000 * i)
-                         for i in range(4)])
+    sw.send_and_capture(write(2500, 3))
     # Quiet for longer than a retransmission timeout: the sweep ends it.
     time.sleep(1.2)
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["headerless"]) == 13
-    # LOW: 3 segments below 3000 bytes, 2 at or above it, the FIN too.
+    # LOW: 3 segments below 3000 bytes, 2 at or above it, the FIN too;
+    # HIGH: its second message's last segment, at 3000.
     assert queues[1]["enqueued-packets"] == "4"
-    assert details["switch-completions"] == "3"     # 5000, 3000, 4000.
+    assert details["switch-completions"] == "3"     # 5000, 2500, 3500.
     assert details["completions"] == "3"
 
 

@@ -25,6 +25,8 @@ SHELL_DIRS = ("build-aux", "vswitchd-conf", "ci", ".ci", "host-agent",
 # wrappers that run one in a network namespace (Host.run/popen).
 RUNNERS = {"run", "Popen", "call", "check_call", "check_output", "popen",
            "spawn"}
+# Constructors that run the command line given as a list argument.
+LAUNCHERS = {"__init__", "Server"}
 # Shell words that are not programs.
 SHELL_WORDS = {
     "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while",
@@ -55,35 +57,34 @@ def _const_str(node):
     return None
 
 
-def _command_words(call):
-    """The literal leading words of the command line that 'call' runs:
-    f(["prog", ...]), f("prog", ...) or f(*["prog", ...])."""
+def _list_words(node):
+    """The words of a list/tuple literal, None where not a literal."""
+    return [_const_str(e) for e in node.elts]
+
+
+def _command_words(call, lists):
+    """The words of the command line that 'call' runs, None where not a
+    literal: f(["prog", ...]), f("prog", ...), f(*["prog", ...]) or
+    f(*name) with 'name' assigned a list literal ('lists')."""
     if not call.args:
         return []
     first = call.args[0]
     if isinstance(first, ast.Starred):
         first = first.value
+        if isinstance(first, ast.Name) and first.id in lists:
+            return lists[first.id]
     if isinstance(first, (ast.List, ast.Tuple)):
-        elts = first.elts
-    else:
-        elts = [a.value if isinstance(a, ast.Starred) else a
-                for a in call.args]
-    words = []
-    for e in elts:
-        s = _const_str(e)
-        words.append(s)
-        if s is None:
-            break
-    return words
+        return _list_words(first)
+    return [_const_str(a.value if isinstance(a, ast.Starred) else a)
+            for a in call.args]
 
 
 def _programs_of_words(words):
     """The programs a command line starts: its first word, and the one after
-    'ip netns exec NS' or 'sh -c' where those are literal."""
+    'ip netns exec NS' where those are literal."""
     found = []
-    if not words or words[0] is None:
-        return found
-    found.append(words[0])
+    if words and words[0] is not None:
+        found.append(words[0])
     if words[:3] == ["ip", "netns", "exec"] and len(words) > 4 \
             and words[4] is not None:
         found.append(words[4])
@@ -92,6 +93,11 @@ def _programs_of_words(words):
 
 def python_programs(path):
     tree = ast.parse(path.read_text(), str(path))
+    # List literals assigned to names, for f(*args).
+    lists = {t.id: _list_words(node.value) for node in ast.walk(tree)
+             if isinstance(node, ast.Assign)
+             and isinstance(node.value, (ast.List, ast.Tuple))
+             for t in node.targets if isinstance(t, ast.Name)}
     found = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -101,8 +107,17 @@ def python_programs(path):
             getattr(func, "id", None)
         if name == "ip":                        # testbed.traffic.ip()
             found.add("ip")
-        elif name in RUNNERS:
-            for prog in _programs_of_words(_command_words(node)):
+            continue
+        if name in RUNNERS:
+            words = [_command_words(node, lists)]
+        elif name in LAUNCHERS:
+            # A class that runs its list argument (testbed.servers).
+            words = [_list_words(a) for a in node.args
+                     if isinstance(a, (ast.List, ast.Tuple))]
+        else:
+            continue
+        for w in words:
+            for prog in _programs_of_words(w):
                 if "/" not in prog and re.fullmatch(r"[\w.+-]+", prog):
                     found.add(prog)
     return found
@@ -216,6 +231,10 @@ subprocess.Popen(["ip", "netns", "exec", "ns1", "nginx", "-c", "x"])
 host.run("curl", "-s", url)
 host.popen(*["memcached", "-p", "1"])
 ip("link", "del", "x")
+args = ["wrk", "-t1"]
+host.run(*args)
+subprocess.run(["ip", "netns", "exec", h.ns, "redis-cli", "-h", addr])
+super().__init__(host, ["nginx", "-c", conf], port)
 subprocess.run([str(BIN / "ovs-vsctl"), "show"])
 '''
     import tempfile
@@ -224,7 +243,7 @@ subprocess.run([str(BIN / "ovs-vsctl"), "show"])
         p = Path(d) / "x.py"
         p.write_text(src)
         assert python_programs(p) == {"ping", "ip", "nginx", "curl",
-                                      "memcached"}
+                                      "memcached", "wrk", "redis-cli"}
     assert shell_programs("a=1; if tar tzf x | grep -q y; then\n"
                           "  $(sed -n p f) && patch -p1\nfi\n") == \
         {"tar", "grep", "sed", "patch"}
