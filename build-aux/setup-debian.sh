@@ -10,13 +10,13 @@ venv=${1:?usage: setup-debian.sh VENV_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 # OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
-# dpdk-testpmd); compilers and test tools for the core; the Redis client
-# library the message-boundary tests use.
+# dpdk-testpmd); compilers and test tools for the core; the Redis and
+# memcached client libraries the message-boundary tests use.
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
-python3 python3-venv python3-pip python3-redis
+python3 python3-venv python3-pip python3-redis python3-pymemcache
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
 "
 
@@ -45,6 +45,7 @@ iperf3:iperf3
 ldd:libc-bin
 ln:coreutils
 make:make
+memcached:memcached
 mkdir:coreutils
 mount:mount
 nginx:nginx-light
@@ -60,6 +61,7 @@ setpriv:util-linux
 sh:dash
 sort:coreutils
 ss:iproute2
+strace:strace
 sysctl:procps
 tail:coreutils
 tar:tar

@@ -56,7 +56,7 @@ static const char *const counter_names[] = {
 };
 #define N_SIZE_BUCKETS 33       /* As in awafs_sockops.bpf.c. */
 /* Default coalescing time: see host-agent/README.md for the measurements. */
-#define COALESCE_US_DEFAULT 5000
+#define COALESCE_US_DEFAULT 10000
 #define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
 
 static void

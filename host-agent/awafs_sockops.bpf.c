@@ -66,7 +66,7 @@
 extern void *bpf_cast_to_kern_ctx(void *) __ksym;
 
 /* Set by awafs-host before loading. */
-const volatile __u64 coalesce_ns = 5000 * 1000;
+const volatile __u64 coalesce_ns = 10000 * 1000;
 /* Messages end only at MSG_EOR marks (and FIN) from the first byte of every
  * connection: the cgroup's applications mark their records. */
 const volatile __u8 records_only = 0;

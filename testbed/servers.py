@@ -1,6 +1,6 @@
 """Real servers from Debian, run in a test host's network namespace and,
-for the host agent, in a cgroup: nginx and redis-server.  Each is started
-in the foreground with a configuration in a temporary directory and
+for the host agent, in a cgroup: nginx, redis-server and memcached.  Each is
+started in the foreground with a configuration in a temporary directory and
 stopped by its PID (never by name)."""
 
 import shutil
@@ -87,6 +87,16 @@ class Redis(Server):
                                 "--appendonly", "no", "--dir", str(d),
                                 "--protected-mode", "no"],
                          port, cgroup, d)
+
+
+class Memcached(Server):
+    """memcached, TCP only, items up to 4 MB.  It writes a reply with one
+    sendmsg() of several pieces (header line, value, END)."""
+
+    def __init__(self, host, port=11211, cgroup=None):
+        super().__init__(host, ["memcached", "-u", "root", "-l", host.addr,
+                                "-p", str(port), "-U", "0", "-m", "256",
+                                "-I", "4m"], port, cgroup)
 
 
 def resp_command(*args):

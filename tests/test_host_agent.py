@@ -23,7 +23,7 @@ SIZES = [1000 + (7919 * i) % 40000 for i in range(60)]
                          ids=["persistent", "per-message"])
 def test_agent_reports_every_message_exactly(hosts, qos, cgroup, per_message):
     """N messages of known sizes, over one connection (20 ms gaps, longer
-    than the agent's 5 ms coalescing time) or one connection each: the
+    than the agent's 10 ms coalescing time) or one connection each: the
     switch records N completions and their sizes are the true sizes (the 7
     exact-window percentiles equal those of the true sizes)."""
     agent("attach", "--cgroup", str(cgroup.path))

@@ -10,20 +10,20 @@ size.  Real servers from Debian and their real clients, through the switch
   connection;
 - redis-server writes a large reply in 64 kB chunks, one per event-loop
   round; redis-py (Debian's python3-redis) sends one GET at a time;
+- memcached writes a reply with one sendmsg() of header, value and END;
+  pymemcache (Debian's python3-pymemcache) sends one get at a time;
 
 both with trust=host (the agent's reports) and trust=switch (the switch's
 own count).  Then an application that marks its records with MSG_EOR,
 and a long transfer with short pauses through a shaped port."""
 
 import os
-import subprocess
 import sys
 
 import pytest
 
 from endhosts import agent, assert_learned_exactly, counters, transfer
-from testbed.servers import (Nginx, Redis, resp_bulk_reply_size,
-                             resp_command)
+from testbed.servers import Memcached, Nginx, Redis, resp_bulk_reply_size
 from testbed.workload import load_cdf, weyl_samples
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
@@ -72,60 +72,79 @@ def test_nginx_responses_are_messages(hosts, qos, cgroup, tmp_path, trust):
     assert agent_histogram_total(cgroup) == len(names)
 
 
-def redis_cli(host, server, stdin, *args):
-    proc = subprocess.run(["ip", "netns", "exec", host.ns, "redis-cli",
-                           "-h", server.host.addr, "-p", str(server.port),
-                           *args], input=stdin, capture_output=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
-# GETs keys k0 ... k<n-1> over one connection with redis-py, prints the
-# bytes of the values.  (redis-cli would first send COMMAND DOCS, a real
-# message too, of a size the test cannot know.)
-REDIS_PY_GETS = """
-import sys, redis
-r = redis.Redis(host=sys.argv[1], port=int(sys.argv[2]))
-print(sum(len(r.get(f"k{i}")) for i in range(int(sys.argv[3]))))
+# Stores (load) or reads back (get) values k0, k1, ... of the given sizes
+# over one connection, with Debian's client libraries: redis-py, one GET at
+# a time; pymemcache, one get at a time.  'get' prints the bytes read.
+KV_CLIENT = """
+import sys
+kind, addr, port, mode = sys.argv[1:5]
+sizes = [int(n) for n in sys.argv[5].split(",")]
+if kind == "redis":
+    import redis
+    c = redis.Redis(host=addr, port=int(port))
+    put, get = c.set, c.get
+else:
+    from pymemcache.client.base import Client
+    c = Client((addr, int(port)))
+    put, get = (lambda k, v: c.set(k, v, noreply=False)), c.get
+if mode == "load":
+    for i, n in enumerate(sizes):
+        put(f"k{i}", b"v" * n)
+else:
+    print(sum(len(get(f"k{i}")) for i in range(len(sizes))))
 """
 
 
+def kv_client(hosts, kind, server, mode, values):
+    # The venv's Python sees Debian's python3-redis and python3-pymemcache.
+    return hosts.h2.run(sys.executable, "-c", KV_CLIENT, kind,
+                        server.host.addr, str(server.port), mode,
+                        ",".join(map(str, values)), timeout=120).stdout
+
+
+def memcached_reply_size(i, value_len):
+    return len(f"VALUE k{i} 0 {value_len}\r\n") + value_len \
+        + len("\r\nEND\r\n")
+
+
 @pytest.mark.parametrize("trust", ["host", "switch"])
-def test_redis_replies_are_messages(hosts, qos, cgroup, workloads, trust):
-    """Values of the cache workload's sizes, and two large ones that redis
-    writes in chunks; the values are stored before the agent and the
-    switch count anything, so only the GET replies are messages."""
+@pytest.mark.parametrize("kind", ["redis", "memcached"])
+def test_cache_replies_are_messages(hosts, qos, cgroup, workloads, kind,
+                                    trust):
+    """Values of the cache workload's sizes and two large ones (redis
+    writes them in 64 kB pieces; memcached with one sendmsg of header, value
+    and trailer), stored before the agent and the switch count anything, so
+    that only the replies to the reads are messages."""
     values = weyl_samples(load_cdf(workloads / "cache.cdf"), 40) \
-        + [300000, 1000000]
-    redis = Redis(hosts.h1, cgroup=cgroup)
+        + [300000, 900000]
+    server = (Redis if kind == "redis" else Memcached)(hosts.h1,
+                                                       cgroup=cgroup)
     try:
-        load = b"".join(resp_command("SET", f"k{i}", b"v" * size)
-                        for i, size in enumerate(values))
-        redis_cli(hosts.h2, redis, load, "--pipe")
+        kv_client(hosts, kind, server, "load", values)
         agent("attach", "--cgroup", str(cgroup.path))
         qos.update_awafs("p2", trust=trust)
-        # The venv's Python sees Debian's python3-redis.
-        out = hosts.h2.run(sys.executable, "-c", REDIS_PY_GETS,
-                           redis.host.addr, str(redis.port),
-                           str(len(values)), timeout=120)
+        out = kv_client(hosts, kind, server, "get", values)
     finally:
-        redis.stop()
-    assert int(out.stdout) == sum(values)
-    assert_learned_exactly(qos, [resp_bulk_reply_size(v) for v in values])
+        server.stop()
+    assert int(out) == sum(values)
+    if kind == "redis":
+        sizes = [resp_bulk_reply_size(v) for v in values]
+    else:
+        sizes = [memcached_reply_size(i, v) for i, v in enumerate(values)]
     c = counters(cgroup)
     assert c["completions"] == len(values) and c["lost"] == 0, c
+    assert_learned_exactly(qos, sizes)
 
 
 def test_msg_eor_gives_exact_records(hosts, qos, cgroup):
-    """Messages written in 1000-byte writes 8 ms apart (longer than the
-    5 ms coalescing time), back to back: with MSG_EOR on each message's
+    """Messages written in 1000-byte writes 15 ms apart (longer than the
+    10 ms coalescing time), back to back: with MSG_EOR on each message's
     last write (and the cgroup declared to mark its records) the switch
     learns exactly the messages; without, the heuristic splits them at the
     pauses."""
     sizes = [5000, 12000, 3000, 20000, 8000, 1500]
     agent("attach", "--cgroup", str(cgroup.path), "--records")
-    chunked = ["--chunk", "1000", "--chunk-gap-ms", "8"]
+    chunked = ["--chunk", "1000", "--chunk-gap-ms", "15"]
     assert transfer(hosts, sizes, gap_ms=0, cgroup=cgroup,
                     extra=chunked + ["--eor"]) == sum(sizes)
     assert_learned_exactly(qos, sizes)

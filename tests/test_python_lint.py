@@ -8,8 +8,8 @@ from conftest import REPO
 
 
 def test_pyflakes():
-    paths = [str(REPO / d) for d in ("tests", "testbed", "demo", "bench")
-             if (REPO / d).is_dir()]
+    dirs = ("tests", "testbed", "demo", "bench", "eval")
+    paths = [str(REPO / d) for d in dirs if (REPO / d).is_dir()]
     proc = subprocess.run([sys.executable, "-m", "pyflakes", *paths],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
