@@ -4,7 +4,7 @@
 
 redis-server (Debian) in h1's cgroup with the agent attached, values of the
 cache workload (40 samples) plus 300 kB and 1 MB, which redis writes in
-64 kB pieces, one per event-loop round; redis-py in h2 GETs each value once
+pieces as the socket buffer takes them; redis-py in h2 GETs each value once
 over one connection, through the sandboxed switch.  Each reply is one
 message: every 'end-idle' the agent counts is a reply split because redis
 paused between two pieces for longer than the coalescing time.  Prints, per

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from testbed.hosts import Host  # noqa: E402
-from testbed.servers import Memcached, Nginx, Redis, resp_command  # noqa
+from testbed.servers import Memcached, Nginx, Redis  # noqa: E402
 
 SIZES = [10000, 1000000]
 SYSCALLS = "write,writev,sendfile,sendmsg,sendto"
@@ -48,6 +48,12 @@ def traced(server, fetch):
         return calls
 
 
+def kv(host, kind, server, mode, size):
+    """testbed/kv_client.py: one value of 'size' bytes, stored or read."""
+    host.run(sys.executable, str(REPO / "testbed" / "kv_client.py"), kind,
+             host.addr, str(server.port), mode, f"s{size}-", str(size))
+
+
 def summary(calls):
     names = {}
     for name, _ in calls:
@@ -72,34 +78,16 @@ def main():
         finally:
             nginx.stop()
 
-        redis = Redis(host)
-        try:
-            load = b"".join(resp_command("SET", f"k{s}", b"r" * s)
-                            for s in SIZES)
-            subprocess.run(["ip", "netns", "exec", host.ns, "redis-cli", "-h",
-                            host.addr, "--pipe"], input=load, check=True,
-                           capture_output=True)
-            for size in SIZES:
-                cmd = resp_command("GET", f"k{size}").decode()
-                calls = traced(redis, lambda: host.run(
-                    sys.executable, "-c", CLIENT, host.addr,
-                    str(redis.port), cmd, str(size)))
-                rows.append(("redis-server", size, calls))
-        finally:
-            redis.stop()
-
-        mc = Memcached(host)
-        try:
-            for size in SIZES:
-                host.run(sys.executable, "-c", CLIENT, host.addr,
-                         str(mc.port), f"set k{size} 0 0 {size}\r\n"
-                         + "m" * size + "\r\n", "8")
-                calls = traced(mc, lambda: host.run(
-                    sys.executable, "-c", CLIENT, host.addr, str(mc.port),
-                    f"get k{size}\r\n", str(size)))
-                rows.append(("memcached", size, calls))
-        finally:
-            mc.stop()
+        for kind, cls in (("redis", Redis), ("memcached", Memcached)):
+            server = cls(host)
+            try:
+                for size in SIZES:
+                    kv(host, kind, server, "load", size)
+                    calls = traced(server, lambda: kv(host, kind, server,
+                                                      "get", size))
+                    rows.append((kind, size, calls))
+            finally:
+                server.stop()
     finally:
         host.delete()
 
@@ -111,16 +99,6 @@ def main():
                                                  else "")
         print(f"| {name} | {size} | {summary(calls)} | {shown} |")
 
-
-# Sends argv[3] to argv[1]:argv[2] and reads until argv[4] bytes came.
-CLIENT = """
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-s.sendall(sys.argv[3].encode())
-got = 0
-while got < int(sys.argv[4]):
-    got += len(s.recv(1 << 20))
-"""
 
 if __name__ == "__main__":
     main()

@@ -78,7 +78,8 @@ class Nginx(Server):
 
 class Redis(Server):
     """redis-server without persistence.  It writes a large reply in
-    chunks of at most 64 kB per event-loop round."""
+    pieces: as much as the socket buffer takes, the rest when it has
+    room again."""
 
     def __init__(self, host, port=6379, cgroup=None):
         d = Path(tempfile.mkdtemp(prefix="awafs-redis-"))

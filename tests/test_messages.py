@@ -8,8 +8,8 @@ size.  Real servers from Debian and their real clients, through the switch
 - nginx writes each HTTP/1.1 response as a header (writev) then the body
   (sendfile) on a keep-alive connection; curl fetches many files over one
   connection;
-- redis-server writes a large reply in 64 kB chunks, one per event-loop
-  round; redis-py (Debian's python3-redis) sends one GET at a time;
+- redis-server writes a large reply in pieces, as the socket buffer takes
+  them; redis-py (Debian's python3-redis) sends one GET at a time;
 - memcached writes a reply with one sendmsg() of header, value and END;
   pymemcache (Debian's python3-pymemcache) sends one get at a time;
 
@@ -22,6 +22,7 @@ import sys
 
 import pytest
 
+from conftest import REPO
 from endhosts import agent, assert_learned_exactly, counters, transfer
 from testbed.servers import Memcached, Nginx, Redis, resp_bulk_reply_size
 from testbed.workload import load_cdf, weyl_samples
@@ -72,33 +73,13 @@ def test_nginx_responses_are_messages(hosts, qos, cgroup, tmp_path, trust):
     assert agent_histogram_total(cgroup) == len(names)
 
 
-# Stores (load) or reads back (get) values k0, k1, ... of the given sizes
-# over one connection, with Debian's client libraries: redis-py, one GET at
-# a time; pymemcache, one get at a time.  'get' prints the bytes read.
-KV_CLIENT = """
-import sys
-kind, addr, port, mode = sys.argv[1:5]
-sizes = [int(n) for n in sys.argv[5].split(",")]
-if kind == "redis":
-    import redis
-    c = redis.Redis(host=addr, port=int(port))
-    put, get = c.set, c.get
-else:
-    from pymemcache.client.base import Client
-    c = Client((addr, int(port)))
-    put, get = (lambda k, v: c.set(k, v, noreply=False)), c.get
-if mode == "load":
-    for i, n in enumerate(sizes):
-        put(f"k{i}", b"v" * n)
-else:
-    print(sum(len(get(f"k{i}")) for i in range(len(sizes))))
-"""
+KV_CLIENT = str(REPO / "testbed" / "kv_client.py")
 
 
 def kv_client(hosts, kind, server, mode, values):
-    # The venv's Python sees Debian's python3-redis and python3-pymemcache.
-    return hosts.h2.run(sys.executable, "-c", KV_CLIENT, kind,
-                        server.host.addr, str(server.port), mode,
+    """testbed/kv_client.py in h2: values k0, k1, ... stored or read."""
+    return hosts.h2.run(sys.executable, KV_CLIENT, kind, server.host.addr,
+                        str(server.port), mode, "k",
                         ",".join(map(str, values)), timeout=120).stdout
 
 
@@ -112,9 +93,10 @@ def memcached_reply_size(i, value_len):
 def test_cache_replies_are_messages(hosts, qos, cgroup, workloads, kind,
                                     trust):
     """Values of the cache workload's sizes and two large ones (redis
-    writes them in 64 kB pieces; memcached with one sendmsg of header, value
-    and trailer), stored before the agent and the switch count anything, so
-    that only the replies to the reads are messages."""
+    writes them in pieces as the socket buffer takes them; memcached with
+    one sendmsg of header, value and trailer), stored before the agent and
+    the switch count anything, so that only the replies to the reads are
+    messages."""
     values = weyl_samples(load_cdf(workloads / "cache.cdf"), 40) \
         + [300000, 900000]
     server = (Redis if kind == "redis" else Memcached)(hosts.h1,
