@@ -3,6 +3,7 @@
 #   make setup   install Debian packages and the Python venv (root, idempotent)
 #   make         build patched OVS 3.1.0 + DPDK 22.11 and the AWAFS tools
 #   make check   setup + build + every test (pytest drives all of them)
+#   make eval-smoke  the reduced micro benchmark of make check, alone
 #   make demo    setup + build + the main job
 #   make bench   setup + build + benchmarks (report in build/bench/)
 #   make fuzz    run the header-parser fuzzer for longer
@@ -48,7 +49,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
-.PHONY: all build setup core unit ovs host-agent check demo bench fuzz clean
+.PHONY: all build setup core unit ovs host-agent check eval-smoke demo \
+	bench fuzz clean
 
 all build: ovs core host-agent
 
@@ -156,6 +158,10 @@ ovs: $(OVS)/.patched $(OVS)/.configured
 
 check: setup build
 	$(PYTEST) tests
+
+# A reduced micro benchmark on real TCP through the switch (part of check).
+eval-smoke: setup build
+	$(PYTEST) tests/test_eval_smoke.py
 
 demo: setup build
 	$(VENV)/bin/python demo/awafs_demo.py

@@ -1,113 +1,110 @@
-"""`make demo`: AWAFS in a real, sandboxed OVS-DPDK switch.
+"""`make demo`: shorter short-flow completion times on real TCP.
 
-Two DPDK ports (net_af_packet on veth pairs), the awafs QoS with 4 queues on
-the egress port, and flows whose sizes follow the data-mining workload for
-the first half of the run and web search for the second.  Each flow sends
-three frames carrying the AWAFS TCP option: its first segment (bytes-sent 0),
-one from its middle, and its last, which reports the completed size.  Every
-half second the demo prints the thresholds the switch has learned and how
-many frames each queue forwarded.
+The thesis's micro benchmark (testbed/micro.py) in about two minutes: a
+sandboxed patched OVS-DPDK switch, three hosts in network namespaces, nginx
+on two of them with the AWAFS host agent, and a client on the third that
+fetches 10 kB files (80 %) and 1000 kB files (20 %) over HTTP/1.1 at 55 % of
+the 100 Mbit/s awafs port toward it.  The same traffic runs three times:
+one queue (FIFO), two queues with a static threshold of 1000 kB (the wrong
+one for this workload), and AWAFS starting from that same 1000 kB and
+learning its threshold from the completed responses.  The demo prints the
+flow completion times of each, how the threshold converged, and writes a
+plot.
 """
 
 import os
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testbed.switch import Switch  # noqa: E402
-from testbed.traffic import tcp_frame  # noqa: E402
-from testbed.workload import (inverse_cdf, load_cdf,  # noqa: E402
-                              weyl_samples, workloads_dir)
+from testbed.micro import LONG, SHORT, MicroBench  # noqa: E402
 
-PERCENTILES = [25, 50, 75]
-FLOWS_PER_S = 1000
-PHASE_S = 3.0
-TICK_S = 0.5
-GOLDEN = 0.6180339887498949
+SCHEMES = [("fifo", "one queue (FIFO)"),
+           ("static-1000KB", "static threshold 1000 kB"),
+           ("awafs-pct10", "AWAFS, 10th percentile, from 1000 kB")]
+FLOWS = 1000
+LOAD = 55e6
+PLOT = REPO / "build" / "demo" / "awafs-demo.png"
 
 
-def flow_frames(sizes, first):
-    """Three frames per flow: first segment, one from the middle, last."""
-    frames = []
-    for i, size in enumerate(sizes, first):
-        middle = int(((i * GOLDEN) % 1.0) * size)
-        frames.append(tcp_frame(bytes_sent=0, sport=10000 + i % 50000,
-                                payload=100))
-        frames.append(tcp_frame(bytes_sent=middle, sport=10000 + i % 50000,
-                                payload=100))
-        frames.append(tcp_frame(bytes_sent=max(size - 100, 0),
-                                flow_size=size, sport=10000 + i % 50000,
-                                payload=100))
-    return frames
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (cdf, thr) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for r, (_, label) in zip(results, SCHEMES):
+        fcts = sorted(r.fcts_ms(SHORT))
+        cdf.plot(fcts, [(i + 1) / len(fcts) for i in range(len(fcts))],
+                 label=label)
+    cdf.set_xscale("log")
+    cdf.set_xlabel("completion time of 10 kB flows (ms)")
+    cdf.set_ylabel("fraction of flows")
+    cdf.set_title("Short flows (real TCP through the switch)")
+    cdf.legend(loc="lower right", fontsize=8)
+    cdf.grid(True, which="both", alpha=0.3)
+
+    awafs = results[-1]
+    thr.step([t for t, _ in awafs.thresholds],
+             [v / 1000 for _, v in awafs.thresholds], where="post",
+             label="AWAFS threshold")
+    thr.axhline(SHORT / 1000, color="gray", linestyle="--",
+                label="10 kB (the right threshold)")
+    thr.set_yscale("log")
+    thr.set_xlabel("time (s)")
+    thr.set_ylabel("demotion threshold (kB)")
+    thr.set_title("The threshold AWAFS learned")
+    thr.legend(fontsize=8)
+    thr.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
 
 
-def queue_tx(sb):
-    _, details, queues = sb.qos_show("p1")
-    return details, [int(queues[q]["tx_packets"]) for q in sorted(queues)]
+def converged_at(thresholds):
+    """When the threshold first came within ±20 % of 10 kB."""
+    for t, v in thresholds:
+        if 0.8 * SHORT <= v <= 1.2 * SHORT:
+            return t
+    return None
 
 
 def main():
     if os.geteuid() != 0:
-        sys.exit("make demo needs root (DPDK hugepages, veth pairs)")
-    phases = [("data mining", load_cdf(workloads_dir() / "datamining.cdf")),
-              ("web search", load_cdf(workloads_dir() / "websearch.cdf"))]
-
-    print("Starting a sandboxed OVS-DPDK switch (patched ovs-vswitchd)...")
-    sw = Switch()
+        sys.exit("make demo needs root (DPDK hugepages, namespaces, BPF)")
+    print(__doc__.split("\n\n", 1)[1])
+    print("Starting the switch, the hosts and nginx...", flush=True)
+    bench = MicroBench()
+    results = []
     try:
-        sb = sw.sb
-        sb.set_awafs("p1", queues=4,
-                     percentiles=",".join(map(str, PERCENTILES)),
-                     thresholds="7000,14000,21000",
-                     **{"window-ms": 250, "interval-ms": 200})
-        print("QoS on p1: type=awafs queues=4 percentiles=25,50,75 "
-              "thresholds(init)=7000,14000,21000 window=250ms interval=200ms")
-        print(f"Traffic: {FLOWS_PER_S} flows/s, {PHASE_S:.0f} s of each "
-              "workload, 3 frames per flow (building frames...)\n")
-        print(f"{'t(s)':>5}  {'workload':<12} {'ver':>4}  "
-              f"{'thresholds (bytes)':<28} frames per queue in the last "
-              f"{TICK_S} s (q0..q3)")
-
-        # Frames are built before the run, so that they leave on time.
-        ticks, flow, n = [], 0, int(FLOWS_PER_S * TICK_S)
-        for name, cdf in phases:
-            for _ in range(int(PHASE_S / TICK_S)):
-                sizes = weyl_samples(cdf, n, start=flow)
-                ticks.append((name, flow_frames(sizes, flow)))
-                flow += n
-
-        _, last = queue_tx(sb)
-        t0 = time.time()
-        for i, (name, frames) in enumerate(ticks):
-            start = t0 + i * TICK_S
-            if start > time.time():
-                time.sleep(start - time.time())
-            sw.play(frames, rate=3 * FLOWS_PER_S)
-            details, tx = queue_tx(sb)
-            delta = [a - b for a, b in zip(tx, last)]
-            last = tx
-            print(f"{time.time() - t0:5.1f}  {name:<12} "
-                  f"{details['thresholds-version']:>4}  "
-                  f"{details['current-thresholds']:<28} "
-                  + " ".join(f"{d:6d}" for d in delta))
-
-        print("\nExpected from the CDF files (same percentiles, computed "
-              "independently):")
-        for name, cdf in phases:
-            want = [round(inverse_cdf(cdf, p / 100)) for p in PERCENTILES]
-            print(f"  {name:<12} {','.join(map(str, want))}")
-        print("\nLast threshold updates (ovs-appctl awafs/history p1 5):")
-        print(sb.appctl("awafs/history", "p1", "5"))
-        print("Recalculation period: mean "
-              f"{details['recalc-mean-late-us']} us, max "
-              f"{details['recalc-max-late-us']} us late over "
-              f"{details['recalc-runs']} rounds of 200 ms")
+        for name, label in SCHEMES:
+            print(f"  {label}: {FLOWS} flows...", flush=True)
+            results.append(bench.measure(name, FLOWS, LOAD))
     finally:
-        sw.close()
-        print("Switch stopped, sandbox removed.")
+        bench.close()
+
+    print(f"\nFlow completion times ({FLOWS} flows, 80 % {SHORT // 1000} kB "
+          f"/ 20 % {LONG // 1000} kB, {LOAD / 1e6:.0f} Mbit/s offered on "
+          "a 100 Mbit/s port):\n")
+    print(f"  {'scheme':40} {'short mean':>11} {'short p99':>10} "
+          f"{'long mean':>10}")
+    for r, (_, label) in zip(results, SCHEMES):
+        s = r.summary()
+        print(f"  {label:40} {s['short_mean']:8.2f} ms {s['short_p99']:7.1f}"
+              f" ms {s['long_mean']:7.0f} ms")
+    awafs = results[-1]
+    at = converged_at(awafs.thresholds)
+    final = awafs.summary()["thr_median"]
+    if at is None:
+        print("\nAWAFS started at 1000000 bytes and did not converge.")
+    else:
+        print(f"\nAWAFS started at 1000000 bytes and reached {final:.0f} "
+              f"bytes (10 kB + the HTTP header) after {at:.1f} s; short "
+              "flows then stayed in the high-priority queue.")
+    plot(results, PLOT)
+    print(f"Plot: {PLOT}")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def test_per_segment_mode_gives_exact_bytes_sent(hosts, qos, cgroup,
                           "tcp dst port 5001", stderr=subprocess.DEVNULL)
     try:
         time.sleep(1)
-        transfer(hosts, sizes, cgroup=cgroup)
+        transfer(hosts, sizes, gap_ms=20, cgroup=cgroup)
         time.sleep(0.5)
     finally:
         dump.terminate()

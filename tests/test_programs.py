@@ -163,8 +163,8 @@ def makefile_recipes():
     make's own '$(VAR)' and '$(function ...)' replaced by a word that is no
     program name (they are the build's tools: $(CC), $(MAKE), the venv's
     python), '$$' unescaped."""
-    recipes = "\n".join(line[1:].lstrip("@-") for line in
-                        (REPO / "Makefile").read_text().splitlines()
+    text = re.sub(r"\\\n\t?", " ", (REPO / "Makefile").read_text())
+    recipes = "\n".join(line[1:].lstrip("@-") for line in text.splitlines()
                         if line.startswith("\t"))
     return re.sub(r"(?<!\$)\$\([^()]*\)", "MAKEVAR",
                   recipes).replace("$$", "$")
