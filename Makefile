@@ -3,6 +3,8 @@
 #   make setup   install Debian packages and the Python venv (root, idempotent)
 #   make         build patched OVS 3.1.0 + DPDK 22.11 and the AWAFS tools
 #   make check   setup + build + every test (pytest drives all of them)
+#   make eval    the thesis's experiments on real TCP (hours; resumable)
+#   make eval-report  the report of make eval, again, from its CSVs
 #   make eval-smoke  the reduced micro benchmark of make check, alone
 #   make demo    setup + build + the main job
 #   make bench   setup + build + benchmarks (report in build/bench/)
@@ -49,8 +51,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
-.PHONY: all build setup core unit ovs host-agent check eval-smoke demo \
-	bench fuzz clean
+.PHONY: all build setup core unit ovs host-agent check eval eval-report \
+	eval-smoke demo bench fuzz clean
 
 all build: ovs core host-agent
 
@@ -158,6 +160,13 @@ ovs: $(OVS)/.patched $(OVS)/.configured
 
 check: setup build
 	$(PYTEST) tests
+
+# The experiments: runs not finished yet, then build/eval/report.md.
+eval: setup build
+	$(VENV)/bin/python eval/run.py --out $(B)/eval
+
+eval-report: setup
+	$(VENV)/bin/python eval/report.py --out $(B)/eval
 
 # A reduced micro benchmark on real TCP through the switch (part of check).
 eval-smoke: setup build

@@ -23,8 +23,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testbed.micro import (LONG, SCHEMES, SHORT, MicroBench,  # noqa: E402
+from testbed.micro import (LONG, SHORT, MicroBench,  # noqa: E402
                            markdown_table, write_csv)
+
+SCHEMES = ["fifo", "static-1000KB", "static-10KB", "awafs-pct10",
+           "awafs-pct70"]
 
 
 def main(argv):

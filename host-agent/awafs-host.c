@@ -203,9 +203,10 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
         awafs_sockops__destroy(skel);
         return fail("cannot pin under %s", dir, -err);
     }
-    printf("awafs-host: attached to %s (%s%s%s), pinned in %s\n", cgroup,
-           records ? "MSG_EOR records" : "turnaround and coalescing",
-           cc ? ", congestion control " : "", cc ? cc : "",
+    printf("awafs-host: attached to %s (messages: %s, coalesce %lu us%s%s),"
+           " pinned in %s\n", cgroup,
+           records ? "MSG_EOR records" : "MSG_EOR, turnaround, coalescing",
+           coalesce_us, cc ? ", congestion control " : "", cc ? cc : "",
            dir);
     bpf_link__destroy(link);    /* The pin keeps it attached. */
     awafs_sockops__destroy(skel);

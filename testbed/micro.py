@@ -11,17 +11,12 @@ same seed.  Transport: the system's (cubic)."""
 
 import csv
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-from testbed.hosts import Cgroup, HostPair
+from testbed.senderbed import REPO, SenderBed
 from testbed.servers import Nginx
 
-REPO = Path(__file__).resolve().parent.parent
-AGENT = str(REPO / "build" / "bin" / "awafs-host")
 SHORT, LONG = 10000, 1000000
 # Two queues; T_schedule 200 ms; W_update 1 s (the thesis allows up to 1 s):
 # at 100 Mbit/s flows arrive 100 times slower than at the thesis's 10 Gb/s,
@@ -30,10 +25,13 @@ COMMON = {"queues": 2, "window-ms": 1000, "interval-ms": 200,
           "min-samples": 10}
 SCHEMES = {
     "fifo": {"mode": "static", "thresholds": 4294967295},
+    "static-1KB": {"mode": "static", "thresholds": 1000},
     "static-1000KB": {"mode": "static", "thresholds": 1000000},
     "static-10KB": {"mode": "static", "thresholds": 10240},
     "awafs-pct10": {"mode": "adaptive", "thresholds": 1000000,
                     "percentiles": 10},
+    "awafs-pct10-from-1KB": {"mode": "adaptive", "thresholds": 1000,
+                             "percentiles": 10},
     "awafs-pct70": {"mode": "adaptive", "thresholds": 1000000,
                     "percentiles": 70},
 }
@@ -67,62 +65,33 @@ def p99(values):
     return s[min(len(s) - 1, int(0.99 * len(s)))]
 
 
-class MicroBench:
-    """The hosts, the servers and the agent, for several schemes in turn."""
+class MicroBench(SenderBed):
+    """nginx on h1 (1000 kB files) and h3 (10 kB files); the HTTP load
+    generator on h2."""
 
     def __init__(self):
-        self.www = tempfile.mkdtemp(prefix="awafs-www-")
-        Path(self.www).chmod(0o755)
+        super().__init__("micro")
+
+    def start_servers(self):
         (Path(self.www) / "short").write_bytes(b"s" * SHORT)
         (Path(self.www) / "long").write_bytes(b"l" * LONG)
-        self.hp = HostPair(3)
-        self.cg = None
-        self.servers = []
-        try:
-            self.cg = Cgroup("awafs-micro")
-            subprocess.run([AGENT, "attach", "--cgroup", str(self.cg.path)],
-                           check=True, capture_output=True)
-            self.servers = [Nginx(h, self.www, cgroup=self.cg)
-                            for h in (self.hp.h1, self.hp.hosts[2])]
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self):
-        for s in self.servers:
-            s.stop()
-        if self.cg:
-            subprocess.run([AGENT, "detach", "--cgroup", str(self.cg.path)],
-                           capture_output=True)
-            self.cg.delete()
-        self.hp.close()
+        return [Nginx(h, self.www, cgroup=self.cg) for h in self.senders]
 
     def measure(self, name, flows, load, rate=100000000, seed=1,
                 sample_s=0.25):
         """Runs 'flows' flows offered at 'load' bits/s under scheme 'name'
         (SCHEMES) on a port shaped to 'rate' bits/s."""
-        sb = self.hp.sb
-        sb.set_awafs("p2", **COMMON, **SCHEMES[name], **{"max-rate": rate})
         out = Path(self.www) / f"{name}.csv"
         short = f"{self.hp.hosts[2].addr}:8080=short:{SHORT}:0.8"
         long_ = f"{self.hp.h1.addr}:8080=long:{LONG}:0.2"
-        t0 = time.monotonic()
-        load_proc = self.hp.h2.popen(
-            sys.executable, str(REPO / "testbed" / "httpload.py"),
-            "--server", short, "--server", long_, "--load", str(load),
-            "--flows", str(flows), "--seed", str(seed), "--out", str(out))
-        thresholds = []
-        while load_proc.poll() is None:
-            _, details, _ = sb.qos_show("p2")
-            thresholds.append((time.monotonic() - t0,
-                               int(details["current-thresholds"])))
-            time.sleep(sample_s)
-        sb.vsctl("clear", "port", "p2", "qos", "--", "--all", "destroy",
-                 "qos")
-        if load_proc.returncode:
-            raise RuntimeError(f"httpload failed under {name}")
-        with open(out) as f:
-            return Result(name, list(csv.DictReader(f)), thresholds)
+        client = [sys.executable, str(REPO / "testbed" / "httpload.py"),
+                  "--server", short, "--server", long_, "--load", str(load),
+                  "--flows", str(flows), "--seed", str(seed), "--out",
+                  str(out)]
+        rows, thresholds = super().measure(
+            {**COMMON, **SCHEMES[name], "max-rate": rate}, client, out,
+            sample_s)
+        return Result(name, rows, [(t, v[0]) for t, v in thresholds])
 
 
 def markdown_table(results):

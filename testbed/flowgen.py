@@ -1,0 +1,260 @@
+"""The project's traffic generator: flows of workload sizes over real TCP,
+with their completion times.
+
+    python3 flowgen.py server --addr A --port P [--one-call] --log CSV
+    python3 flowgen.py client --server A:P [--server ...] --cdf FILE
+                              --load BPS --flows N --rate BPS [--seed S]
+                              [--per-flow] --out CSV
+
+The client asks, the server answers: a request is 16 bytes (flow id and
+size, big-endian 64-bit each); the response is a 16-byte header (flow id and
+size) and then the body, written as real servers write a response -- the
+header and the body in two calls -- or, with --one-call, in one.  The
+server belongs in the cgroup of the host agent; the switch's AWAFS port is
+on the way back to the client.
+
+Client: Poisson arrivals whose rate offers --load bits/s for the CDF's mean
+size (sizes drawn from the CDF, shared/workloads/*.cdf format), each flow to
+a server drawn uniformly; over persistent connections (an idle one to that
+server, else a new one: many flows per connection, so the host agent's
+message boundaries matter) or, with --per-flow, a new connection per flow
+(its handshake counts in the FCT).  The same seed gives the same flows.
+FCT is the time from writing the request (or connecting) to reading the
+response's last byte.  Slowdown is FCT divided by the ideal FCT of that
+flow alone: the base RTT (the smallest FCT of 20 one-byte flows measured
+first) plus the response's bytes on the wire at --rate.
+
+Server: per flow, the TCP_INFO counters of its connection from the
+response's first write until the next request or the close (when the
+client has it all): segments retransmitted and retransmission timeouts
+(tcpi_total_retrans, tcpi_total_rto).  One CSV row per flow: flow id,
+retransmits, timeouts.
+
+The client's CSV, one row per flow: id, size, server, start_s, fct_us,
+slowdown, new_connection; merged with the servers' logs by flow id
+(merge_logs()).  Runs in the hosts' network namespaces and talks to no
+address but the given ones."""
+
+import argparse
+import asyncio
+import bisect
+import csv
+import random
+import socket
+import struct
+import sys
+import time
+
+REQ = struct.Struct("!QQ")
+TCP_INFO_LEN = 248
+# struct tcp_info offsets (linux/tcp.h): tcpi_total_retrans, tcpi_total_rto
+# (Linux 6.7 and later; 0 before).
+TOTAL_RETRANS_OFS = 100
+TOTAL_RTO_OFS = 240
+# Bytes on the wire per segment besides payload: Ethernet 14 + FCS 4 +
+# preamble/IFG 20 + IPv4 20 + TCP 20 + options 32 (timestamps, AWAFS).
+WIRE_OVERHEAD, MSS = 110, 1428
+
+
+def load_cdf(path):
+    points = []
+    for line in open(path):
+        if line.strip() and not line.startswith("#"):
+            size, prob = line.split()
+            points.append((float(size), float(prob)))
+    return points
+
+
+class Sizes:
+    """Flow sizes drawn from a CDF by inverse transform, linear between its
+    points."""
+
+    def __init__(self, points):
+        self.points = points
+        self.probs = [p for _, p in points]
+
+    def draw(self, rng):
+        u = rng.random()
+        i = min(bisect.bisect_left(self.probs, u), len(self.points) - 1)
+        s1, p1 = self.points[i]
+        if i == 0 or p1 == self.probs[i - 1]:
+            return max(1, round(s1))
+        s0, p0 = self.points[i - 1]
+        return max(1, round(s0 + (u - p0) / (p1 - p0) * (s1 - s0)))
+
+    def mean(self):
+        """The mean of draw(): the first point's mass at its size, linear
+        between points."""
+        s0, p0 = self.points[0]
+        m = p0 * s0
+        for s, p in self.points[1:]:
+            m += (p - p0) * (s + s0) / 2
+            s0, p0 = s, p
+        return m
+
+
+def tcp_counters(sock):
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+    retrans = struct.unpack_from("=I", info, TOTAL_RETRANS_OFS)[0]
+    rto = (struct.unpack_from("=H", info, TOTAL_RTO_OFS)[0]
+           if len(info) >= TOTAL_RTO_OFS + 2 else 0)
+    return retrans, rto
+
+
+# ---- server -----------------------------------------------------------
+
+async def serve_connection(reader, writer, one_call, log):
+    sock = writer.get_extra_info("socket")
+    body_cache = {}
+    pending = None                      # (flow id, counters at its start)
+
+    def settle():
+        if pending:
+            now = tcp_counters(sock)
+            log.writerow([pending[0], now[0] - pending[1][0],
+                          now[1] - pending[1][1]])
+
+    try:
+        while True:
+            try:
+                req = await reader.readexactly(REQ.size)
+            except asyncio.IncompleteReadError:
+                break
+            settle()
+            flow, size = REQ.unpack(req)
+            pending = (flow, tcp_counters(sock))
+            body = body_cache.get(size) or body_cache.setdefault(
+                size, b"b" * size)
+            header = REQ.pack(flow, size)
+            if one_call:
+                writer.write(header + body)
+            else:
+                writer.write(header)
+                await writer.drain()
+                writer.write(body)
+            await writer.drain()
+        settle()
+    finally:
+        writer.close()
+
+
+async def server_main(args):
+    with open(args.log, "w", newline="", buffering=1) as f:
+        log = csv.writer(f)
+        log.writerow(["id", "retransmits", "timeouts"])
+        srv = await asyncio.start_server(
+            lambda r, w: serve_connection(r, w, args.one_call, log),
+            args.addr, args.port, backlog=1024)
+        async with srv:
+            await srv.serve_forever()
+
+
+# ---- client -----------------------------------------------------------
+
+class Peer:
+    def __init__(self, spec):
+        host, port = spec.rsplit(":", 1)
+        self.host, self.port = host, int(port)
+        self.idle = []
+
+
+async def fetch(peer, flow, size, per_flow):
+    t0 = time.monotonic()
+    new = per_flow or not peer.idle
+    if new:
+        reader, writer = await asyncio.open_connection(peer.host, peer.port)
+    else:
+        reader, writer = peer.idle.pop()
+    writer.write(REQ.pack(flow, size))
+    header = await reader.readexactly(REQ.size)
+    assert REQ.unpack(header) == (flow, size), "response of another flow"
+    await reader.readexactly(size)
+    fct = time.monotonic() - t0
+    if per_flow:
+        writer.close()
+    else:
+        peer.idle.append((reader, writer))
+    return fct, new
+
+
+def ideal_fct(size, rate, base_rtt):
+    wire = size + REQ.size
+    segments = -(-wire // MSS)
+    return base_rtt + (wire + segments * WIRE_OVERHEAD) * 8 / rate
+
+
+async def client_main(args):
+    peers = [Peer(s) for s in args.server]
+    sizes = Sizes(load_cdf(args.cdf))
+    rng = random.Random(args.seed)
+    # Base RTT: the fastest of 20 one-byte flows, before the load.
+    base_rtt = min([(await fetch(peers[i % len(peers)], 0, 1,
+                                 args.per_flow))[0] for i in range(20)])
+    rate = args.load / (8 * sizes.mean())
+    plan, t = [], 0.0
+    for flow in range(1, args.flows + 1):
+        t += rng.expovariate(rate)
+        plan.append((t, flow, sizes.draw(rng), rng.choice(peers)))
+    rows = []
+    start = time.monotonic()
+
+    async def one(at, flow, size, peer):
+        await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+        fct, new = await fetch(peer, flow, size, args.per_flow)
+        rows.append([flow, size, f"{peer.host}:{peer.port}", round(at, 6),
+                     round(fct * 1e6),
+                     round(fct / ideal_fct(size, args.rate, base_rtt), 3),
+                     int(new)])
+
+    await asyncio.gather(*(one(*p) for p in plan))
+    for p in peers:
+        for _, writer in p.idle:
+            writer.close()
+    rows.sort()
+    with open(args.out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "size", "server", "start_s", "fct_us", "slowdown",
+                    "new_connection"])
+        w.writerows(rows)
+
+
+def merge_logs(client_csv, server_csvs):
+    """The client's rows with each flow's retransmits and timeouts from the
+    servers' logs (flow 0, the base-RTT probes, is left out)."""
+    counters = {}
+    for path in server_csvs:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                counters[r["id"]] = (int(r["retransmits"]),
+                                     int(r["timeouts"]))
+    with open(client_csv) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["retransmits"], r["timeouts"] = counters.get(r["id"], (0, 0))
+    return rows
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="role", required=True)
+    s = sub.add_parser("server")
+    s.add_argument("--addr", required=True)
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--one-call", action="store_true")
+    s.add_argument("--log", required=True)
+    c = sub.add_parser("client")
+    c.add_argument("--server", action="append", required=True)
+    c.add_argument("--cdf", required=True)
+    c.add_argument("--load", type=float, required=True)
+    c.add_argument("--rate", type=float, required=True)
+    c.add_argument("--flows", type=int, required=True)
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--per-flow", action="store_true")
+    c.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    asyncio.run(server_main(args) if args.role == "server"
+                else client_main(args))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
