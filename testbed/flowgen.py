@@ -37,13 +37,17 @@ address but the given ones."""
 
 import argparse
 import asyncio
-import bisect
 import csv
 import random
 import socket
 import struct
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from testbed.workload import inverse_cdf, load_cdf  # noqa: E402
 
 REQ = struct.Struct("!QQ")
 TCP_INFO_LEN = 248
@@ -56,41 +60,15 @@ TOTAL_RTO_OFS = 240
 WIRE_OVERHEAD, MSS = 110, 1428
 
 
-def load_cdf(path):
-    points = []
-    for line in open(path):
-        if line.strip() and not line.startswith("#"):
-            size, prob = line.split()
-            points.append((float(size), float(prob)))
-    return points
-
-
-class Sizes:
-    """Flow sizes drawn from a CDF by inverse transform, linear between its
-    points."""
-
-    def __init__(self, points):
-        self.points = points
-        self.probs = [p for _, p in points]
-
-    def draw(self, rng):
-        u = rng.random()
-        i = min(bisect.bisect_left(self.probs, u), len(self.points) - 1)
-        s1, p1 = self.points[i]
-        if i == 0 or p1 == self.probs[i - 1]:
-            return max(1, round(s1))
-        s0, p0 = self.points[i - 1]
-        return max(1, round(s0 + (u - p0) / (p1 - p0) * (s1 - s0)))
-
-    def mean(self):
-        """The mean of draw(): the first point's mass at its size, linear
-        between points."""
-        s0, p0 = self.points[0]
-        m = p0 * s0
-        for s, p in self.points[1:]:
-            m += (p - p0) * (s + s0) / 2
-            s0, p0 = s, p
-        return m
+def cdf_mean(points):
+    """The mean of inverse_cdf() draws: the first point's mass at its size,
+    linear between points."""
+    s0, p0 = points[0]
+    m = p0 * s0
+    for s, p in points[1:]:
+        m += (p - p0) * (s + s0) / 2
+        s0, p0 = s, p
+    return m
 
 
 def tcp_counters(sock):
@@ -185,16 +163,17 @@ def ideal_fct(size, rate, base_rtt):
 
 async def client_main(args):
     peers = [Peer(s) for s in args.server]
-    sizes = Sizes(load_cdf(args.cdf))
+    points = load_cdf(args.cdf)
     rng = random.Random(args.seed)
     # Base RTT: the fastest of 20 one-byte flows, before the load.
     base_rtt = min([(await fetch(peers[i % len(peers)], 0, 1,
                                  args.per_flow))[0] for i in range(20)])
-    rate = args.load / (8 * sizes.mean())
+    rate = args.load / (8 * cdf_mean(points))
     plan, t = [], 0.0
     for flow in range(1, args.flows + 1):
         t += rng.expovariate(rate)
-        plan.append((t, flow, sizes.draw(rng), rng.choice(peers)))
+        size = max(1, round(inverse_cdf(points, rng.random())))
+        plan.append((t, flow, size, rng.choice(peers)))
     rows = []
     start = time.monotonic()
 
