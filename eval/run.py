@@ -1,11 +1,13 @@
 """`make eval`: the thesis's experiments on real TCP through the switch.
 
-    python3 eval/run.py [--out DIR] [--only EXPERIMENT] [--scale F] [--list]
+    python3 eval/run.py [--out DIR] [--only EXPERIMENT] [--match TEXT]
+                        [--scale F] [--list]
 
 Runs every run of the suite that has no result yet (a run's result is its
 CSV under DIR/runs/, written when it finishes: interrupted, the suite
 resumes where it stopped), with a progress line and an estimate of the time
 left, then regenerates the report (eval/report.py) from all the CSVs.
+--match TEXT runs only the runs whose name contains TEXT (e.g. load80).
 --scale F runs F times the flows of each run (at least 20), for a quick look;
 give it its own --out, as its results are not the suite's.
 
@@ -163,11 +165,13 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
     ap.add_argument("--only", choices=["micro", "pias"])
+    ap.add_argument("--match", default="")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     out = Path(args.out)
-    runs = [r for r in suite() if not args.only or r[0] == args.only]
+    runs = [r for r in suite() if (not args.only or r[0] == args.only)
+            and args.match in r[1]]
     for _, _, params in runs:
         params["flows"] = max(20, int(params["flows"] * args.scale))
     if args.list:
