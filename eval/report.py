@@ -135,7 +135,7 @@ def main(argv):
                                                   r["scheme"])),
                      ["load", "scheme", "class", "flows", "mean_ms",
                       "p99_ms"],
-                     ["load %", "scheme", "flows", "n", "mean (ms)",
+                     ["load %", "scheme", "flows", "count", "mean (ms)",
                       "p99 (ms)"]), ""]
     if pias:
         md += ["## AWAFS and PIAS with matched and mismatched thresholds "
