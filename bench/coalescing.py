@@ -38,9 +38,8 @@ def splits(hp, values, coalesce_us):
     try:
         load = b"".join(resp_command("SET", f"k{i}", b"v" * size)
                         for i, size in enumerate(values))
-        subprocess.run(["ip", "netns", "exec", hp.h2.ns, "redis-cli", "-h",
-                        hp.h1.addr, "--pipe"], input=load, check=True,
-                       capture_output=True)
+        subprocess.run(hp.h2.argv("redis-cli", "-h", hp.h1.addr, "--pipe"),
+                       input=load, check=True, capture_output=True)
         subprocess.run([AGENT, "attach", "--cgroup", str(cg.path),
                         "--coalesce-us", str(coalesce_us)], check=True,
                        capture_output=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testbed.hosts import Host  # noqa: E402
+from testbed.net import EndHost  # noqa: E402
 from testbed.servers import Memcached, Nginx, Redis  # noqa: E402
 
 SIZES = [10000, 1000000]
@@ -62,7 +62,8 @@ def summary(calls):
 
 
 def main():
-    host = Host(9)
+    host = EndHost("h9")          # A namespace of its own, loopback only.
+    host.configDefault(ip=None, mac=None)
     rows = []
     try:
         www = Path(tempfile.mkdtemp(prefix="awafs-www-"))
@@ -89,7 +90,7 @@ def main():
             finally:
                 server.stop()
     finally:
-        host.delete()
+        host.terminate()
 
     print("| server | response body | write calls | bytes each |")
     print("|---|---|---|---|")

@@ -12,13 +12,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
 # dpdk-testpmd); compilers and test tools for the core; the Redis and
 # memcached client libraries the message-boundary tests use; matplotlib for
-# the demo's plot.
+# the demo's plot; Mininet (its Python API builds the testbeds).
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
 python3 python3-venv python3-pip python3-redis python3-pymemcache
-python3-matplotlib
+python3-matplotlib mininet
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
 "
 
@@ -48,6 +48,7 @@ ldd:libc-bin
 ln:coreutils
 make:make
 memcached:memcached
+mnexec:mininet          # by hand: testbed/net.py builds its command lines
 mkdir:coreutils
 mount:mount
 nginx:nginx-light

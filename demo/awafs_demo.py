@@ -1,15 +1,15 @@
 """`make demo`: shorter short-flow completion times on real TCP.
 
 The thesis's micro benchmark (testbed/micro.py) in about two minutes: a
-sandboxed patched OVS-DPDK switch, three hosts in network namespaces, nginx
-on two of them with the AWAFS host agent, and a client on the third that
-fetches 10 kB files (80 %) and 1000 kB files (20 %) over HTTP/1.1 at 55 % of
-the 100 Mbit/s awafs port toward it.  The same traffic runs three times:
-one queue (FIFO), two queues with a static threshold of 1000 kB (the wrong
-one for this workload), and AWAFS starting from that same 1000 kB and
-learning its threshold from the completed responses.  The demo prints the
-flow completion times of each, how the threshold converged, and writes a
-plot.
+sandboxed patched OVS-DPDK switch, four Mininet hosts, nginx on three of
+them with the AWAFS host agent (long flows from n1 and n3, short ones from
+n2), and a client on n0 that fetches 10 kB files (80 %) and 1000 kB files
+(20 %) over HTTP/1.1 at 55 % of the 100 Mbit/s awafs port toward it.  The
+same traffic runs three times: one queue (FIFO), two queues with a static
+threshold of 1000 kB (the wrong one for this workload), and AWAFS starting
+from that same 1000 kB and learning its threshold from the completed
+responses.  The demo prints the flow completion times of each, how the
+threshold converged, and writes a plot.
 """
 
 import os

@@ -1,26 +1,37 @@
-"""Regenerates the evaluation report from the runs' CSVs (eval/run.py).
+"""Regenerates the evaluation report from the runs' files (eval/run.py).
 
     python3 eval/report.py [--out DIR]
 
-Writes DIR/summary.csv (one row per run and flow class), DIR/report.md
-(tables per experiment) and PNG plots beside them:
+Reads DIR/runs/EXPERIMENT/RUN.csv (flows), RUN.json (parameters, port
+counters) and RUN.thr.csv (thresholds over time); writes DIR/summary.csv
+(one row per run and flow class), DIR/report.md (tables per experiment) and
+PNG plots beside them:
 
-- micro: mean and p99 FCT of short (10 kB) flows per load and scheme, and
-  of long (1000 kB) flows;
-- pias: per workload and load, mean FCT of small (<= 100 kB), medium
-  (<= 10 MB) and large flows and overall, p99 of small flows, mean
-  slowdown, and the flows that suffered a retransmission timeout.
+- micro (§5.3): mean and p99 FCT of short (10 kB) and long (1000 kB) flows
+  per load and scheme; the threshold over time from 1 kB, 10 kB and
+  1000 kB;
+- shift (§5.4): the thresholds over time for 2, 3 and 4 queues, static and
+  AWAFS; FCT per workload phase;
+- pias (§5.5) and hetero (§5.6): per workload and load, mean FCT of small
+  (<= 100 kB), medium (<= 10 MB) and large flows and overall, p99 of small
+  flows, mean slowdown, and the flows that suffered a retransmission
+  timeout; hetero also per workload of the host pair.
 """
 
 import argparse
 import csv
+import json
 import statistics
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CLASSES = [("small", 0, 100000), ("medium", 100000, 10000000),
-           ("large", 10000000, float("inf"))]
+           ("large", 10000000, float("inf")), ("all", 0, float("inf"))]
+MICRO_CLASSES = [("short", 10000), ("long", 1000000)]
+FIELDS = ["experiment", "run", "transport", "workload", "load", "scheme",
+          "phase", "class", "flows", "mean_ms", "p99_ms", "slowdown",
+          "timeout_flows", "dropped", "ecn_marks"]
 
 
 def p99(v):
@@ -32,45 +43,86 @@ def mean(v):
     return statistics.mean(v) if v else float("nan")
 
 
-def load_runs(out, exp):
-    runs = {}
-    for path in sorted((out / "runs" / exp).glob("*.csv")):
-        if path.name.endswith(".thr.csv"):
-            continue
+class Run:
+    def __init__(self, path):
+        self.key = path.stem
         with open(path) as f:
-            runs[path.stem] = list(csv.DictReader(f))
-    return runs
+            self.flows = list(csv.DictReader(f))
+        self.meta = json.loads(path.with_suffix(".json").read_text())
+        self.thresholds = {}            # port: [(t, [bytes, ...])]
+        with open(path.with_suffix(".thr.csv")) as f:
+            for r in csv.DictReader(f):
+                self.thresholds.setdefault(r["port"], []).append(
+                    (float(r["t_s"]), [int(v) for v in
+                                       r["thresholds"].split()]))
+
+    def port_totals(self):
+        ports = self.meta.get("ports", {}).values()
+        return {"dropped": sum(p["dropped"] for p in ports),
+                "ecn_marks": sum(p["ecn_marks"] for p in ports)}
+
+
+def load_runs(out, exp):
+    return [Run(p) for p in sorted((out / "runs" / exp).glob("*.csv"))
+            if not p.name.endswith(".thr.csv")]
+
+
+def base_row(exp, run, **extra):
+    m = run.meta
+    return {"experiment": exp, "run": run.key,
+            "transport": m.get("transport", "dctcp"),
+            "workload": m.get("workload", exp), "load": round(m["load"] * 100),
+            "scheme": m["scheme"], **run.port_totals(), **extra}
+
+
+def class_rows(exp, run, flows, **extra):
+    rows = []
+    for cls, lo, hi in CLASSES:
+        sel = [r for r in flows if lo < int(r["size"]) <= hi]
+        fct = [int(r["fct_us"]) / 1000 for r in sel]
+        rows.append(base_row(exp, run, **extra, **{
+            "class": cls, "flows": len(sel), "mean_ms": mean(fct),
+            "p99_ms": p99(fct),
+            "slowdown": mean([float(r["slowdown"]) for r in sel]),
+            "timeout_flows": sum(int(r["timeouts"]) > 0 for r in sel)}))
+    return rows
 
 
 def micro_rows(runs):
     rows = []
-    for key, flows in runs.items():
-        load, scheme = key.split("-", 1)
-        for cls, size in (("short", 10000), ("long", 1000000)):
-            fct = [int(r["fct_us"]) / 1000 for r in flows
+    for run in runs:
+        for cls, size in MICRO_CLASSES:
+            fct = [int(r["fct_us"]) / 1000 for r in run.flows
                    if int(r["size"]) == size]
-            rows.append({"experiment": "micro", "run": key, "workload":
-                         "micro", "load": int(load[4:]), "scheme": scheme,
-                         "class": cls, "flows": len(fct),
-                         "mean_ms": mean(fct), "p99_ms": p99(fct)})
+            rows.append(base_row("micro", run, **{
+                "workload": "micro", "class": cls, "flows": len(fct),
+                "mean_ms": mean(fct), "p99_ms": p99(fct)}))
+    return rows
+
+
+def shift_rows(runs):
+    rows = []
+    for run in runs:
+        for i, (workload, _) in enumerate(run.meta["phases"]):
+            flows = [r for r in run.flows if int(r["phase"]) == i]
+            rows += class_rows("shift", run, flows, workload=workload,
+                               phase=i, scheme=f"{run.meta['scheme']}-"
+                               f"q{run.meta['queues']}")
     return rows
 
 
 def pias_rows(runs):
+    return [r for run in runs for r in class_rows("pias", run, run.flows)]
+
+
+def hetero_rows(runs):
     rows = []
-    for key, flows in runs.items():
-        workload, load, scheme = key.split("-", 2)
-        for cls, lo, hi in CLASSES + [("all", 0, float("inf"))]:
-            sel = [r for r in flows if lo < int(r["size"]) <= hi]
-            fct = [int(r["fct_us"]) / 1000 for r in sel]
-            rows.append({"experiment": "pias", "run": key,
-                         "workload": workload, "load": int(load[4:]),
-                         "scheme": scheme, "class": cls, "flows": len(sel),
-                         "mean_ms": mean(fct), "p99_ms": p99(fct),
-                         "slowdown": mean([float(r["slowdown"])
-                                           for r in sel]),
-                         "timeout_flows": sum(int(r["timeouts"]) > 0
-                                              for r in sel)})
+    for run in runs:
+        rows += class_rows("hetero", run, run.flows, workload="mixed")
+        for wl in ("websearch", "datamining"):
+            rows += class_rows("hetero", run, [r for r in run.flows
+                                               if r["workload"] == wl],
+                               workload=wl)
     return rows
 
 
@@ -88,28 +140,122 @@ def table(rows, cols, header):
     return "\n".join(lines)
 
 
-def plot_micro(rows, path):
+def pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
 
+
+def plot_micro(rows, path):
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    dctcp = [r for r in rows if r["transport"] == "dctcp"]
     for ax, (cls, stat, label) in zip(axes, [
             ("short", "mean_ms", "short flows, mean FCT (ms)"),
             ("short", "p99_ms", "short flows, p99 FCT (ms)"),
             ("long", "mean_ms", "long flows, mean FCT (ms)")]):
-        for scheme in sorted({r["scheme"] for r in rows}):
-            pts = sorted((r["load"], r[stat]) for r in rows
+        for scheme in sorted({r["scheme"] for r in dctcp}):
+            pts = sorted((r["load"], r[stat]) for r in dctcp
                          if r["scheme"] == scheme and r["class"] == cls)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                    label=scheme)
+            if len(pts) > 1:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                        marker="o", label=scheme)
         ax.set_xlabel("load (%)")
         ax.set_ylabel(label)
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=7)
+    fig.suptitle("Micro benchmark, DCTCP (thesis Figs. 5-3 to 5-6)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_convergence(runs, path):
+    """The threshold over time of the adaptive micro runs at 80 % load
+    (thesis Fig. 5-2), one line per starting threshold."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for run in runs:
+        m = run.meta
+        if m["transport"] == "dctcp" and m["load"] == 0.8 and \
+                m["scheme"].startswith("awafs-pct10"):
+            series = run.thresholds["p0"]
+            start = m["scheme"].replace("awafs-pct10", "").lstrip("-") \
+                or "from-1000KB"
+            ax.step([t for t, _ in series], [v[0] / 1000 for _, v in series],
+                    where="post", label=start)
+    ax.axhline(10, color="gray", linestyle="--", label="10 kB")
+    ax.set_yscale("log")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("threshold (kB)")
+    ax.set_title("AWAFS threshold, micro benchmark at 80 % load")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_shift(runs, path):
+    """Thresholds over time for 2, 3 and 4 queues (thesis Figs. 5-10 to
+    5-12), with the time of the shift."""
+    adaptive = sorted((r for r in runs if r.meta["scheme"] == "awafs"),
+                      key=lambda r: r.meta["queues"])
+    if not adaptive:
+        return False
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(adaptive), figsize=(5 * len(adaptive),
+                                                        4), squeeze=False)
+    for ax, run in zip(axes[0], adaptive):
+        series = run.thresholds["p0"]
+        for i in range(run.meta["queues"] - 1):
+            ax.step([t for t, _ in series], [v[i] / 1000 for _, v in series],
+                    where="post", label=f"Thr{i}")
+        second = [float(r["start_s"]) for r in run.flows
+                  if int(r["phase"]) == 1]
+        if second:
+            # start_s counts from the first arrival, after the client's
+            # start; the sampled clock starts with the client.
+            ax.axvline(min(second) + series[0][0], color="gray",
+                       linestyle="--", label="web search starts")
+        ax.set_yscale("log")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("threshold (kB)")
+        ax.set_title(f"{run.meta['queues']} queues")
+        ax.legend(fontsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle("Data mining, then web search: AWAFS thresholds")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def final_thresholds(runs):
+    """The last sampled thresholds of each port of the AWAFS hetero runs."""
+    lines = ["| run | port | thresholds at the end (bytes) |", "|---|---|---|"]
+    for run in runs:
+        if run.meta["scheme"].startswith("awafs"):
+            for port, series in sorted(run.thresholds.items()):
+                lines.append(f"| {run.key} | {port} | "
+                             f"{', '.join(map(str, series[-1][1]))} |")
+    return "\n".join(lines)
+
+
+def lateness(runs):
+    """How late each experiment's generator wrote its requests against the
+    Poisson schedule (late_us of every flow): its own overhead."""
+    lines = ["| experiment | flows | mean (ms) | p99 (ms) | max (ms) |",
+             "|---|---|---|---|---|"]
+    for exp, rs in runs.items():
+        late = [int(r["late_us"]) / 1000 for run in rs for r in run.flows
+                if r.get("late_us") not in (None, "")]
+        if late:
+            lines.append(f"| {exp} | {len(late)} | {mean(late):.3f} | "
+                         f"{p99(late):.3f} | {max(late):.3f} |")
+    return "\n".join(lines)
 
 
 def main(argv):
@@ -117,36 +263,60 @@ def main(argv):
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
     args = ap.parse_args(argv)
     out = Path(args.out)
-    micro = micro_rows(load_runs(out, "micro"))
-    pias = pias_rows(load_runs(out, "pias"))
-    fields = ["experiment", "run", "workload", "load", "scheme", "class",
-              "flows", "mean_ms", "p99_ms", "slowdown", "timeout_flows"]
+    runs = {exp: load_runs(out, exp)
+            for exp in ("micro", "shift", "pias", "hetero")}
+    micro = micro_rows(runs["micro"])
+    shift = shift_rows(runs["shift"])
+    pias = pias_rows(runs["pias"])
+    hetero = hetero_rows(runs["hetero"])
     with open(out / "summary.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, restval="")
+        w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
         w.writeheader()
-        w.writerows(micro + pias)
+        w.writerows(micro + shift + pias + hetero)
     md = ["# Evaluation report", "",
           "Regenerated by `python3 eval/report.py` from the runs under "
-          f"`{out}/runs/` (`make eval`).", ""]
+          f"`{out}/runs/` (`make eval`).  Times in ms; `drops` and `CE` are "
+          "the awafs ports' dropped and CE-marked packets over the run.", ""]
+    class_cols = ["class", "scheme", "flows", "mean_ms", "p99_ms", "slowdown",
+                  "timeout_flows", "dropped", "ecn_marks"]
+    class_head = ["class", "scheme", "flows", "mean", "p99", "mean slowdown",
+                  "flows with a timeout", "drops", "CE"]
     if micro:
         plot_micro(micro, out / "micro.png")
+        plot_convergence(runs["micro"], out / "micro-threshold.png")
         md += ["## Micro benchmark (§5.3)", "", "![micro](micro.png)", "",
-               table(sorted(micro, key=lambda r: (r["class"], r["load"],
+               "![threshold](micro-threshold.png)", "",
+               table(sorted(micro, key=lambda r: (
+                   r["transport"], r["class"], r["load"], r["scheme"])),
+                   ["transport", "load", "class", "scheme", "flows",
+                    "mean_ms", "p99_ms", "dropped", "ecn_marks"],
+                   ["transport", "load %", "class", "scheme", "flows",
+                    "mean", "p99", "drops", "CE"]), ""]
+    if shift:
+        md += ["## Workload shift: data mining, then web search (§5.4)", ""]
+        if plot_shift(runs["shift"], out / "shift.png"):
+            md += ["![shift](shift.png)", ""]
+        md += [table(sorted(shift, key=lambda r: (r["phase"], r["class"],
                                                   r["scheme"])),
-                     ["load", "scheme", "class", "flows", "mean_ms",
-                      "p99_ms"],
-                     ["load %", "scheme", "flows", "count", "mean (ms)",
-                      "p99 (ms)"]), ""]
+                     ["workload"] + class_cols, ["phase"] + class_head), ""]
     if pias:
         md += ["## AWAFS and PIAS with matched and mismatched thresholds "
                "(§5.5)", "",
                table(sorted(pias, key=lambda r: (r["workload"], r["load"],
                                                  r["class"], r["scheme"])),
-                     ["workload", "load", "class", "scheme", "flows",
-                      "mean_ms", "p99_ms", "slowdown", "timeout_flows"],
-                     ["workload", "load %", "class", "scheme", "flows",
-                      "mean (ms)", "p99 (ms)", "mean slowdown",
-                      "flows with a timeout"]), ""]
+                     ["workload", "load"] + class_cols,
+                     ["workload", "load %"] + class_head), ""]
+    if hetero:
+        md += ["## Heterogeneous traffic on a leaf-spine fabric (§5.6)", "",
+               table(sorted(hetero, key=lambda r: (r["load"], r["workload"],
+                                                   r["class"], r["scheme"])),
+                     ["load", "workload"] + class_cols,
+                     ["load %", "pair workload"] + class_head), "",
+               final_thresholds(runs["hetero"]), ""]
+    md += ["## The generators' own overhead", "",
+           "How late the load generators (testbed/httpload.py, "
+           "testbed/flowgen.py) sent each request against its schedule.",
+           "", lateness(runs), ""]
     (out / "report.md").write_text("\n".join(md))
     print(f"report: {out / 'report.md'}", file=sys.stderr)
 

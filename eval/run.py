@@ -4,31 +4,55 @@
                         [--scale F] [--list]
 
 Runs every run of the suite that has no result yet (a run's result is its
-CSV under DIR/runs/, written when it finishes: interrupted, the suite
-resumes where it stopped), with a progress line and an estimate of the time
-left, then regenerates the report (eval/report.py) from all the CSVs.
---match TEXT runs only the runs whose name contains TEXT (e.g. load80).
---scale F runs F times the flows of each run (at least 20), for a quick look;
-give it its own --out, as its results are not the suite's.
+CSV under DIR/runs/EXPERIMENT/, written last, when it finishes: interrupted,
+the suite resumes where it stopped), with a progress line and an estimate
+of the time left, then regenerates the report (eval/report.py) from all the
+CSVs.  --match TEXT runs only the runs whose name contains TEXT (e.g.
+load80).  --scale F runs F times the flows of each run (at least 20), for a
+quick look; give it its own --out, as its results are not the suite's.
 
-Experiments (the bottleneck is the awafs port toward the receiver, shaped to
-100 Mbit/s, which the two cores carry with headroom; flow sizes are the
-workloads' own; the same seed for every scheme of a workload and load):
+Every run writes, beside its flows' CSV: RUN.json (its parameters and the
+awafs ports' drop and ECN-mark counters) and RUN.thr.csv (the thresholds of
+its awafs ports, sampled while it ran).
+
+Scaling.  The bottleneck of every experiment is an awafs egress port shaped
+to RATE (100 Mbit/s; the two cores carry it with headroom: one PMD core
+forwards every frame of every port), the thesis's is 10 Gb/s.  Flow sizes
+are the workloads' own, so flows arrive 100 times less often at the same
+load: the window W_update is 1 s for the micro benchmark (about 50
+completions at 80 % load) and 20 s for the data-center workloads (data
+mining completes about one flow per second at 80 % load; W_update
+scaled with the rate would be 25-100 s).  T_schedule stays 200 ms.  Buffer:
+1024 packets; ECN marking threshold and transport: testbed/senderbed.py
+(DCTCP, K = 20 packets, as the thesis runs DCTCP; cubic without ECN as the
+second transport).
+
+Experiments (the same seed for every scheme of a workload and load):
 
 - micro (§5.3): the micro benchmark with nginx (testbed/micro.py) at loads
-  50-90 %: FIFO, static 1 kB, 10 kB and 1000 kB, AWAFS (RefPct 10) from
-  1 kB and from 1000 kB.
+  50-90 %, DCTCP: FIFO, static 1 kB, 10 kB and 1000 kB, AWAFS (RefPct 10)
+  from 1 kB, 10 kB and 1000 kB; at 80 % also RefPct 70, and cubic.
+- shift (§5.4): data mining, then web search (SHIFT_SECONDS each) at 80 %,
+  2, 3 and 4 queues: static thresholds 7 kB, 14 kB, 21 kB (right for data
+  mining, wrong for web search; the thesis's InitThr) and AWAFS from them
+  with RefPct 10, 20, 30.
 - pias (§5.5): the project's generator (testbed/flowgen.py: persistent
   connections, a header then the body per response) with the web search,
   data mining, Hadoop and cache workloads at 50 % and 80 % load, 8 queues:
   PIAS's optimised static thresholds for web search and for data mining
   (matched on their own workload, mismatched elsewhere), and AWAFS from the
   web-search thresholds with the thesis's RefPct (10, 20, ..., 70) and with
-  the web-search thresholds' own CDF positions.
+  the web-search thresholds' own CDF positions; web search at 80 % also
+  with a connection per flow.
+- hetero (§5.6): the leaf-spine fabric of testbed/leafspine.py, web search
+  between hosts i < j and data mining otherwise, at 50 % and 80 % of every
+  downlink: PIAS's web-search thresholds on every port against AWAFS
+  (RefPct 10, ..., 70) on every port.
 """
 
 import argparse
 import csv
+import json
 import sys
 import time
 from pathlib import Path
@@ -38,18 +62,35 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "eval"))
 
 import report  # noqa: E402
-from testbed.workload import workloads_dir  # noqa: E402
+from testbed.flowgen import cdf_mean  # noqa: E402
+from testbed.workload import load_cdf, workloads_dir  # noqa: E402
 
 RATE = 100000000
-SECONDS_PER_RUN = 150          # Flows are sized to take about this long.
+SECONDS_PER_RUN = 45           # Arrivals of a run span about this long.
+SHIFT_SECONDS = 60             # Each workload of the shift experiment.
 MICRO_LOADS = [0.5, 0.6, 0.7, 0.8, 0.9]
-PIAS_LOADS = [0.5, 0.8]
-WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
+MICRO_SCHEMES = ["fifo", "static-1KB", "static-10KB", "static-1000KB",
+                 "awafs-pct10-from-1KB", "awafs-pct10-from-10KB",
+                 "awafs-pct10"]
 MICRO_MEAN_BYTES = 0.8 * 10000 + 0.2 * 1000000
-MEAN_BYTES = {"websearch": 1665830, "datamining": 7470236,
-              "hadoop": 134853, "cache": 687657}
-COMMON8 = {"queues": 8, "window-ms": 1000, "interval-ms": 200,
-           "min-samples": 10}
+PIAS_LOADS = [0.5, 0.8]
+HETERO_LOADS = [0.5, 0.8]
+WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
+WORKLOAD_WINDOW = {"window-ms": 20000, "interval-ms": 200,
+                   "min-samples": 10}
+REFPCT8 = "10,20,30,40,50,60,70"
+
+
+def cdf_path(workload):
+    return workloads_dir() / f"{workload}.cdf"
+
+
+def mean_bytes(workload):
+    return cdf_mean(load_cdf(cdf_path(workload)))
+
+
+def csvlist(v):
+    return ",".join(map(str, v))
 
 
 def pias_thresholds(workload, load):
@@ -69,53 +110,108 @@ def pias_thresholds(workload, load):
 def pias_schemes(load):
     ws, ws_pos = pias_thresholds("websearch", load)
     dm, _ = pias_thresholds("datamining", load)
-
-    def csvlist(v):
-        return ",".join(map(str, v))
-
+    common = {**WORKLOAD_WINDOW, "queues": 8}
     return {
-        "pias-websearch": {**COMMON8, "mode": "static",
+        "pias-websearch": {**common, "mode": "static",
                            "thresholds": csvlist(ws)},
-        "pias-datamining": {**COMMON8, "mode": "static",
+        "pias-datamining": {**common, "mode": "static",
                             "thresholds": csvlist(dm)},
-        "awafs-refpct": {**COMMON8, "mode": "adaptive",
-                         "thresholds": csvlist(ws),
-                         "percentiles": "10,20,30,40,50,60,70"},
-        "awafs-pias-positions": {**COMMON8, "mode": "adaptive",
+        "awafs-refpct": {**common, "mode": "adaptive",
+                         "thresholds": csvlist(ws), "percentiles": REFPCT8},
+        "awafs-pias-positions": {**common, "mode": "adaptive",
                                  "thresholds": csvlist(ws),
                                  "percentiles": csvlist(
                                      [round(p, 1) for p in ws_pos])},
     }
 
 
+def shift_scheme(queues, mode):
+    """The thesis's §5.4 parameters: InitThr 7 kB, 14 kB, ...; RefPct 10,
+    20, ..."""
+    qos = {**WORKLOAD_WINDOW, "queues": queues, "mode": mode,
+           "thresholds": csvlist([7000 * (i + 1) for i in range(queues - 1)])}
+    if mode == "adaptive":
+        qos["percentiles"] = csvlist([10 * (i + 1) for i in range(queues - 1)])
+    return qos
+
+
+def flows_for(load, mean, seconds=SECONDS_PER_RUN):
+    """How many flows of 'mean' bytes arrive in 'seconds' at 'load'."""
+    return max(100, int(load * RATE * seconds / (8 * mean)))
+
+
 def suite():
-    """Every run: (experiment, key, parameters).  A run's flows take about
-    SECONDS_PER_RUN at its load, with at least 200 flows."""
+    """Every run: (experiment, key, parameters)."""
     runs = []
+
+    def micro(transport, load, scheme):
+        runs.append(("micro", f"{transport}-load{int(load * 100)}-{scheme}",
+                     {"transport": transport, "scheme": scheme, "load": load,
+                      "flows": flows_for(load, MICRO_MEAN_BYTES)}))
+
     for load in MICRO_LOADS:
-        for scheme in ["fifo", "static-1KB", "static-10KB", "static-1000KB",
-                       "awafs-pct10-from-1KB", "awafs-pct10"]:
-            runs.append(("micro", f"load{int(load * 100)}-{scheme}",
-                         {"scheme": scheme, "load": load,
-                          "mean_bytes": MICRO_MEAN_BYTES}))
+        for scheme in MICRO_SCHEMES:
+            micro("dctcp", load, scheme)
+    micro("dctcp", 0.8, "awafs-pct70")
+    for scheme in ["fifo", "static-1000KB", "static-10KB", "awafs-pct10"]:
+        micro("cubic", 0.8, scheme)
+
+    for queues in (2, 3, 4):
+        for mode in ("static", "adaptive"):
+            phases = [(w, flows_for(0.8, mean_bytes(w), SHIFT_SECONDS))
+                      for w in ("datamining", "websearch")]
+            runs.append(("shift", f"q{queues}-{mode}",
+                         {"queues": queues, "load": 0.8, "phases": phases,
+                          "qos": shift_scheme(queues, mode),
+                          "scheme": "awafs" if mode == "adaptive"
+                          else "static"}))
+
     for workload in WORKLOADS:
         for load in PIAS_LOADS:
             for scheme, qos in pias_schemes(load).items():
                 runs.append(("pias", f"{workload}-load{int(load * 100)}-"
                              f"{scheme}", {"workload": workload, "load": load,
-                                           "scheme": scheme, "qos": qos,
-                                           "mean_bytes":
-                                           MEAN_BYTES[workload]}))
-    for _, _, params in runs:
-        params["flows"] = max(200, int(params["load"] * RATE * SECONDS_PER_RUN
-                                       / (8 * params["mean_bytes"])))
+                                           "scheme": scheme, "qos": qos}))
+    for scheme in ("pias-datamining", "awafs-refpct"):
+        runs.append(("pias", f"websearch-load80-{scheme}-per-flow",
+                     {"workload": "websearch", "load": 0.8, "per_flow": True,
+                      "scheme": f"{scheme}-per-flow",
+                      "qos": pias_schemes(0.8)[scheme]}))
+    for _, _, p in runs:
+        if "workload" in p:
+            p["phases"] = [(p["workload"], flows_for(
+                p["load"], mean_bytes(p["workload"])))]
+
+    for load in HETERO_LOADS:
+        schemes = pias_schemes(load)
+        for scheme in ("pias-websearch", "awafs-refpct"):
+            runs.append(("hetero", f"load{int(load * 100)}-{scheme}",
+                         {"load": load, "scheme": scheme,
+                          "qos": schemes[scheme],
+                          "seconds": SECONDS_PER_RUN}))
     return runs
 
 
-def seconds(params):
-    """A run's expected duration: its flows at its load, and set-up."""
-    return (params["flows"] * params["mean_bytes"] * 8
-            / (params["load"] * RATE) + 10)
+def seconds(exp, params):
+    """A run's expected duration: its arrivals and set-up (the largest
+    data-mining flows can outlast the arrivals by a minute or more)."""
+    if exp == "hetero":
+        return params["seconds"] + 30
+    if exp == "micro":
+        return params["flows"] * MICRO_MEAN_BYTES * 8 / (
+            params["load"] * RATE) + 10
+    return sum(n * mean_bytes(w) * 8 / (params["load"] * RATE)
+               for w, n in params["phases"]) + 10
+
+
+def scaled(exp, params, scale):
+    if exp == "micro":
+        params["flows"] = max(20, int(params["flows"] * scale))
+    elif exp == "hetero":
+        params["seconds"] = max(5, params["seconds"] * scale)
+    else:
+        params["phases"] = [(w, max(20, int(n * scale)))
+                            for w, n in params["phases"]]
 
 
 def pending(runs, out):
@@ -124,27 +220,51 @@ def pending(runs, out):
             if not (out / "runs" / r[0] / f"{r[1]}.csv").exists()]
 
 
-def run_micro(bench, params, out):
-    r = bench.measure(params["scheme"], params["flows"],
-                      params["load"] * RATE, RATE)
-    write(out, r.rows, [(t, [v]) for t, v in r.thresholds])
+# ---- the benches --------------------------------------------------------
+
+def bench_for(exp, params):
+    """(kind of bench, its constructor): runs of one kind share a bench."""
+    if exp == "micro":
+        from testbed.micro import MicroBench
+        return (("micro", params["transport"]),
+                lambda: MicroBench(params["transport"]))
+    if exp == "hetero":
+        from testbed.leafspine import LeafSpineBed
+        return ("hetero",), LeafSpineBed
+    from testbed.flowbench import FlowBench
+    return ("flowbench",), lambda: FlowBench(transport="dctcp")
 
 
-def run_pias(bench, params, out):
+def run_one(bench, exp, params):
+    """Runs one run; returns (flow rows, {port: thresholds}, port stats)."""
+    if exp == "micro":
+        r = bench.measure(params["scheme"], params["flows"],
+                          params["load"] * RATE, RATE)
+        return r.rows, {"p0": [(t, [v]) for t, v in r.thresholds]}, \
+            {"p0": bench.port_stats}
+    if exp == "hetero":
+        rows, samples = bench.measure(
+            params["qos"], params["load"], RATE,
+            lambda w, bps: bps / (8 * mean_bytes(w)), params["seconds"])
+        return rows, samples, bench.port_stats
     rows, thresholds = bench.measure(
-        params["qos"], workloads_dir() / f"{params['workload']}.cdf",
-        params["flows"], params["load"] * RATE, RATE)
-    write(out, rows, thresholds)
+        params["qos"], [(cdf_path(w), n) for w, n in params["phases"]],
+        params["load"] * RATE, RATE, per_flow=params.get("per_flow", False))
+    return rows, {"p0": thresholds}, {"p0": bench.port_stats}
 
 
-def write(out, rows, thresholds):
-    """The run's flows to 'out' and its thresholds beside it; the flows'
-    file last, so that an interrupted run leaves no result."""
+def write(out, params, rows, thresholds, stats):
+    """The run's parameters and thresholds beside its flows' CSV 'out'; the
+    flows' CSV last, so that an interrupted run leaves no result."""
+    meta = {**params, "ports": stats}
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=1,
+                                                   default=str))
     with open(out.with_suffix(".thr.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["t_s", "thresholds"])
-        for t, v in thresholds:
-            w.writerow([round(t, 3), " ".join(map(str, v))])
+        w.writerow(["t_s", "port", "thresholds"])
+        for port, series in thresholds.items():
+            for t, v in series:
+                w.writerow([round(t, 3), port, " ".join(map(str, v))])
     tmp = out.with_suffix(".part")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -164,7 +284,7 @@ def progress(done, total, elapsed, left):
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
-    ap.add_argument("--only", choices=["micro", "pias"])
+    ap.add_argument("--only", choices=["micro", "shift", "pias", "hetero"])
     ap.add_argument("--match", default="")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")
@@ -172,46 +292,41 @@ def main(argv):
     out = Path(args.out)
     runs = [r for r in suite() if (not args.only or r[0] == args.only)
             and args.match in r[1]]
-    for _, _, params in runs:
-        params["flows"] = max(20, int(params["flows"] * args.scale))
+    for exp, _, params in runs:
+        scaled(exp, params, args.scale)
     if args.list:
         for exp, key, params in runs:
-            print(f"{exp:6} {key:50} {params['flows']:5} flows, "
-                  f"~{seconds(params):.0f} s")
+            print(f"{exp:6} {key:45} ~{seconds(exp, params):.0f} s")
+        print(f"{len(runs)} runs, about "
+              f"{sum(seconds(e, p) for e, _, p in runs) / 60:.0f} min")
         return
     todo = pending(runs, out)
     print(f"{len(runs) - len(todo)} of {len(runs)} runs already done; "
           f"{len(todo)} to run", file=sys.stderr)
+    # Runs of one bench together: a bench (hosts, servers) starts once.
+    todo.sort(key=lambda r: str(bench_for(r[0], r[2])[0]))
     t0 = time.time()
-    left = sum(seconds(r[2]) for r in todo)
-    benches = {}
+    left = sum(seconds(e, p) for e, _, p in todo)
+    kind, bench = None, None
     try:
         for i, (exp, key, params) in enumerate(todo):
             progress(i, len(todo), time.time() - t0, left)
-            if exp not in benches:
-                for b in benches.values():
-                    b.close()
-                benches.clear()
-                benches[exp] = new_bench(exp)
+            new_kind, make = bench_for(exp, params)
+            if new_kind != kind:
+                if bench:
+                    bench.close()
+                    bench = None
+                bench, kind = make(), new_kind
             path = out / "runs" / exp / f"{key}.csv"
             path.parent.mkdir(parents=True, exist_ok=True)
-            (run_micro if exp == "micro" else run_pias)(benches[exp],
-                                                        params, path)
-            left -= seconds(params)
+            write(path, params, *run_one(bench, exp, params))
+            left -= seconds(exp, params)
         progress(len(todo), len(todo), time.time() - t0, 0)
         print(file=sys.stderr)
     finally:
-        for b in benches.values():
-            b.close()
+        if bench:
+            bench.close()
     report.main(["--out", str(out)])
-
-
-def new_bench(exp):
-    if exp == "micro":
-        from testbed.micro import MicroBench
-        return MicroBench()
-    from testbed.flowbench import FlowBench
-    return FlowBench()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The project's traffic generator (testbed/flowgen.py) on the three-host
-bed (testbed/senderbed.py): a flowgen server on each sender, in the host
-agent's cgroup, and the client on h2."""
+"""The project's traffic generator (testbed/flowgen.py) on the four-host
+bed (testbed/senderbed.py): a flowgen server on each sender n1..n3, in the
+host agent's cgroup, and the client on n0."""
 
 import sys
 from pathlib import Path
@@ -22,26 +22,42 @@ class FlowgenServer(Server):
                                              else []), PORT, cgroup)
 
 
+def base_rtt_us(host, servers, per_flow=False):
+    """flowgen's base RTT from 'host' to 'servers' (addr:port), measured
+    while no awafs QoS is configured, so that no switch learns its probes."""
+    argv = [sys.executable, FLOWGEN, "probe"]
+    for s in servers:
+        argv += ["--server", s]
+    return int(host.run(*argv, *(["--per-flow"] if per_flow else []))
+               .stdout)
+
+
 class FlowBench(SenderBed):
-    def __init__(self, one_call=False):
+    def __init__(self, one_call=False, transport="cubic"):
         self.one_call = one_call
-        super().__init__("flowbench")
+        super().__init__("flowbench", transport)
 
     def start_servers(self):
         return [FlowgenServer(h, Path(self.www) / f"server-{h.index}.csv",
                               self.one_call, self.cg) for h in self.senders]
 
-    def measure(self, qos, cdf, flows, load, rate, seed=1, per_flow=False,
+    def measure(self, qos, phases, load, rate, seed=1, per_flow=False,
                 sample_s=0.5):
-        """'flows' flows of sizes from 'cdf' offered at 'load' bits/s through
-        p2 configured with 'qos' (its max-rate is 'rate'); returns the flows'
-        rows (with retransmits and timeouts) and the sampled thresholds."""
+        """Flows offered at 'load' bits/s through p0 configured with 'qos'
+        (its max-rate is 'rate'): for each (cdf, flows) of 'phases' in turn,
+        'flows' flows of sizes from 'cdf'.  Returns the flows' rows (with
+        retransmits and timeouts, and their phase) and the sampled
+        thresholds."""
         out = Path(self.www) / "client.csv"
-        client = [sys.executable, FLOWGEN, "client", "--cdf", str(cdf),
-                  "--load", str(load), "--rate", str(rate), "--flows",
-                  str(flows), "--seed", str(seed), "--out", str(out)]
-        for h in self.senders:
-            client += ["--server", f"{h.addr}:{PORT}"]
+        servers = [f"{h.addr}:{PORT}" for h in self.senders]
+        client = [sys.executable, FLOWGEN, "client", "--load", str(load),
+                  "--rate", str(rate), "--seed", str(seed), "--out", str(out),
+                  "--base-rtt-us", str(base_rtt_us(self.receiver, servers,
+                                                   per_flow))]
+        for cdf, flows in phases:
+            client += ["--phase", f"{cdf}:{flows}"]
+        for srv in servers:
+            client += ["--server", srv]
         client += ["--per-flow"] if per_flow else []
         _, thresholds = super().measure({**qos, "max-rate": rate}, client,
                                         out, sample_s)

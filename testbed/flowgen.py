@@ -2,9 +2,12 @@
 with their completion times.
 
     python3 flowgen.py server --addr A --port P [--one-call] --log CSV
-    python3 flowgen.py client --server A:P [--server ...] --cdf FILE
-                              --load BPS --flows N --rate BPS [--seed S]
+    python3 flowgen.py client --server A:P [--server ...]
+                              --phase CDF:N [--phase CDF:N ...]
+                              --load BPS --rate BPS [--seed S]
+                              [--first-id I] [--base-rtt-us US]
                               [--per-flow] --out CSV
+    python3 flowgen.py probe --server A:P [--server ...] [--per-flow]
 
 The client asks, the server answers: a request is 16 bytes (flow id and
 size, big-endian 64-bit each); the response is a 16-byte header (flow id and
@@ -15,14 +18,20 @@ on the way back to the client.
 
 Client: Poisson arrivals whose rate offers --load bits/s for the CDF's mean
 size (sizes drawn from the CDF, shared/workloads/*.cdf format), each flow to
-a server drawn uniformly; over persistent connections (an idle one to that
+a server drawn uniformly; each --phase CDF:N is N such flows, one phase
+after the other (a workload shift: the arrivals go on, from another CDF); over persistent connections (an idle one to that
 server, else a new one: many flows per connection, so the host agent's
 message boundaries matter) or, with --per-flow, a new connection per flow
 (its handshake counts in the FCT).  The same seed gives the same flows.
+Flows are numbered from --first-id (1), so that several clients of the
+same servers can tell their flows apart in the servers' logs.
 FCT is the time from writing the request (or connecting) to reading the
 response's last byte.  Slowdown is FCT divided by the ideal FCT of that
-flow alone: the base RTT (the smallest FCT of 20 one-byte flows measured
-first) plus the response's bytes on the wire at --rate.
+flow alone: the base RTT plus the response's bytes on the wire at --rate.
+The base RTT is the smallest FCT of 20 one-byte flows: 'probe' prints it
+(in µs), for --base-rtt-us; without that option the client measures it
+first.  The probes are flows too: a switch that learns from completions
+learns them, so a bed measures them before it configures the switch.
 
 Server: per flow, the TCP_INFO counters of its connection from the
 response's first write until the next request or the close (when the
@@ -31,7 +40,9 @@ client has it all): segments retransmitted and retransmission timeouts
 retransmits, timeouts.
 
 The client's CSV, one row per flow: id, size, server, start_s, fct_us,
-slowdown, new_connection; merged with the servers' logs by flow id
+slowdown, new_connection, phase (0, 1, ...), late_us (how late the
+generator wrote the request against its Poisson schedule: its own
+overhead); merged with the servers' logs by flow id
 (merge_logs()).  Runs in the hosts' network namespaces and talks to no
 address but the given ones."""
 
@@ -161,29 +172,48 @@ def ideal_fct(size, rate, base_rtt):
     return base_rtt + (wire + segments * WIRE_OVERHEAD) * 8 / rate
 
 
+async def base_rtt_of(peers, per_flow):
+    """The fastest of 20 one-byte flows (flow id 0), with no other load."""
+    rtt = min([(await fetch(peers[i % len(peers)], 0, 1, per_flow))[0]
+               for i in range(20)])
+    for p in peers:
+        for _, writer in p.idle:
+            writer.close()
+        p.idle.clear()
+    return rtt
+
+
+async def probe_main(args):
+    rtt = await base_rtt_of([Peer(s) for s in args.server], args.per_flow)
+    print(round(rtt * 1e6))
+
+
 async def client_main(args):
     peers = [Peer(s) for s in args.server]
-    points = load_cdf(args.cdf)
     rng = random.Random(args.seed)
-    # Base RTT: the fastest of 20 one-byte flows, before the load.
-    base_rtt = min([(await fetch(peers[i % len(peers)], 0, 1,
-                                 args.per_flow))[0] for i in range(20)])
-    rate = args.load / (8 * cdf_mean(points))
-    plan, t = [], 0.0
-    for flow in range(1, args.flows + 1):
-        t += rng.expovariate(rate)
-        size = max(1, round(inverse_cdf(points, rng.random())))
-        plan.append((t, flow, size, rng.choice(peers)))
+    base_rtt = (args.base_rtt_us / 1e6 if args.base_rtt_us
+                else await base_rtt_of(peers, args.per_flow))
+    plan, t, flow = [], 0.0, args.first_id - 1
+    for phase, spec in enumerate(args.phase):
+        cdf, n = spec.rsplit(":", 1)
+        points = load_cdf(cdf)
+        rate = args.load / (8 * cdf_mean(points))
+        for _ in range(int(n)):
+            flow += 1
+            t += rng.expovariate(rate)
+            size = max(1, round(inverse_cdf(points, rng.random())))
+            plan.append((t, flow, size, rng.choice(peers), phase))
     rows = []
     start = time.monotonic()
 
-    async def one(at, flow, size, peer):
+    async def one(at, flow, size, peer, phase):
         await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+        late = time.monotonic() - start - at
         fct, new = await fetch(peer, flow, size, args.per_flow)
         rows.append([flow, size, f"{peer.host}:{peer.port}", round(at, 6),
                      round(fct * 1e6),
                      round(fct / ideal_fct(size, args.rate, base_rtt), 3),
-                     int(new)])
+                     int(new), phase, round(late * 1e6)])
 
     await asyncio.gather(*(one(*p) for p in plan))
     for p in peers:
@@ -193,7 +223,7 @@ async def client_main(args):
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["id", "size", "server", "start_s", "fct_us", "slowdown",
-                    "new_connection"])
+                    "new_connection", "phase", "late_us"])
         w.writerows(rows)
 
 
@@ -223,16 +253,21 @@ def main(argv):
     s.add_argument("--log", required=True)
     c = sub.add_parser("client")
     c.add_argument("--server", action="append", required=True)
-    c.add_argument("--cdf", required=True)
+    c.add_argument("--phase", action="append", required=True,
+                   metavar="CDF:N")
     c.add_argument("--load", type=float, required=True)
     c.add_argument("--rate", type=float, required=True)
-    c.add_argument("--flows", type=int, required=True)
     c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--first-id", type=int, default=1)
+    c.add_argument("--base-rtt-us", type=float)
     c.add_argument("--per-flow", action="store_true")
     c.add_argument("--out", required=True)
+    p = sub.add_parser("probe")
+    p.add_argument("--server", action="append", required=True)
+    p.add_argument("--per-flow", action="store_true")
     args = ap.parse_args(argv)
-    asyncio.run(server_main(args) if args.role == "server"
-                else client_main(args))
+    asyncio.run({"server": server_main, "client": client_main,
+                 "probe": probe_main}[args.role](args))
 
 
 if __name__ == "__main__":

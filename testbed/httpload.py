@@ -11,7 +11,8 @@ connections: an idle one of that server if there is one, else a new one,
 so that concurrency follows the load.  The FCT of a flow is the time from
 writing its request to reading the last byte of its response.  One CSV row
 per flow: size, server, start (s from the first arrival), fct_us,
-new_connection.
+new_connection, late_us (how late the request left against its Poisson
+schedule: the generator's own overhead).
 
 It is run inside the receiving host's network namespace and never talks to
 anything but the given addresses.  The same seed gives the same arrivals
@@ -78,10 +79,11 @@ async def run(servers, load_bps, n_flows, seed):
 
     async def one(at, s, name, size):
         await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+        late = time.monotonic() - start - at
         fct, length, new = await fetch(s, name)
         assert length == size, (name, length, size)
         rows.append((size, f"{s.host}:{s.port}", round(at, 6), round(fct),
-                     int(new)))
+                     int(new), round(late * 1e6)))
 
     await asyncio.gather(*(one(*p) for p in plan))
     for s in servers:
@@ -102,7 +104,8 @@ def main(argv):
                            args.flows, args.seed))
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["size", "server", "start_s", "fct_us", "new_connection"])
+        w.writerow(["size", "server", "start_s", "fct_us", "new_connection",
+                    "late_us"])
         w.writerows(rows)
 
 

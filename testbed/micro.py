@@ -1,13 +1,14 @@
 """The thesis's micro benchmark (§5.3) on real TCP through the switch, as a
 library for eval/micro_nginx.py, the demo and the evaluation smoke test.
 
-Topology (testbed/hosts.py): h1 and h3 run nginx (Debian) in one cgroup
-with the host agent attached; h2 runs testbed/httpload.py, which fetches
-files over HTTP/1.1 keep-alive connections: 20 % 1000 kB files from h1,
-80 % 10 kB files from h3 (the thesis: long flows from N1 and N3, short ones
-from N2, all to N0).  The bottleneck is the awafs egress port p2 toward h2,
+Topology (testbed/senderbed.py, the thesis's: one switch, four hosts):
+n1, n2 and n3 run nginx (Debian) in one cgroup with the host agent
+attached; n0 runs testbed/httpload.py, which fetches files over HTTP/1.1
+keep-alive connections: 80 % 10 kB files from n2, 20 % 1000 kB files from
+n1 and n3 (10 % each) -- the thesis: long flows from N1 and N3, short ones
+from N2, all to N0.  The bottleneck is the awafs egress port p0 toward n0,
 shaped to 'rate'.  Every scheme sees the same arrivals and sizes for the
-same seed.  Transport: the system's (cubic)."""
+same seed.  Transport: cubic or DCTCP (testbed/senderbed.py)."""
 
 import csv
 import statistics
@@ -32,6 +33,8 @@ SCHEMES = {
                     "percentiles": 10},
     "awafs-pct10-from-1KB": {"mode": "adaptive", "thresholds": 1000,
                              "percentiles": 10},
+    "awafs-pct10-from-10KB": {"mode": "adaptive", "thresholds": 10000,
+                              "percentiles": 10},
     "awafs-pct70": {"mode": "adaptive", "thresholds": 1000000,
                     "percentiles": 70},
 }
@@ -66,11 +69,11 @@ def p99(values):
 
 
 class MicroBench(SenderBed):
-    """nginx on h1 (1000 kB files) and h3 (10 kB files); the HTTP load
-    generator on h2."""
+    """nginx on n1 and n3 (1000 kB files) and n2 (10 kB files); the HTTP
+    load generator on n0."""
 
-    def __init__(self):
-        super().__init__("micro")
+    def __init__(self, transport="cubic"):
+        super().__init__("micro", transport)
 
     def start_servers(self):
         (Path(self.www) / "short").write_bytes(b"s" * SHORT)
@@ -82,12 +85,13 @@ class MicroBench(SenderBed):
         """Runs 'flows' flows offered at 'load' bits/s under scheme 'name'
         (SCHEMES) on a port shaped to 'rate' bits/s."""
         out = Path(self.www) / f"{name}.csv"
-        short = f"{self.hp.hosts[2].addr}:8080=short:{SHORT}:0.8"
-        long_ = f"{self.hp.h1.addr}:8080=long:{LONG}:0.2"
+        n1, n2, n3 = self.senders
         client = [sys.executable, str(REPO / "testbed" / "httpload.py"),
-                  "--server", short, "--server", long_, "--load", str(load),
-                  "--flows", str(flows), "--seed", str(seed), "--out",
-                  str(out)]
+                  "--server", f"{n2.addr}:8080=short:{SHORT}:0.8",
+                  "--server", f"{n1.addr}:8080=long:{LONG}:0.1",
+                  "--server", f"{n3.addr}:8080=long:{LONG}:0.1",
+                  "--load", str(load), "--flows", str(flows), "--seed",
+                  str(seed), "--out", str(out)]
         rows, thresholds = super().measure(
             {**COMMON, **SCHEMES[name], "max-rate": rate}, client, out,
             sample_s)

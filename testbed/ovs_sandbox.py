@@ -64,6 +64,7 @@ class OvsSandbox:
         self.prefix = f"awafs{os.getpid()}x{id(self) & 0xffff:x}"
         self.bridges = set()
         self.links_before = set()
+        self.af_packet_ports = 0
 
     # --- lifecycle -----------------------------------------------------
 
@@ -185,6 +186,16 @@ class OvsSandbox:
         opts += [f"options:{k}={v}" for k, v in options.items()]
         self.vsctl("add-port", bridge, name, "--", "set", "Interface", name,
                    "type=dpdk", f"ofport_request={ofport}", *opts)
+
+    def add_af_packet_port(self, bridge, name, iface, ofport, **options):
+        """A DPDK port on the net_af_packet PMD bound to kernel interface
+        'iface' (each such port needs its own vdev name)."""
+        self.af_packet_ports += 1
+        self.add_dpdk_port(bridge, name, f"net_af_packet{self.af_packet_ports}"
+                           f",iface={iface}", ofport, **options)
+
+    def running(self):
+        return self.vswitchd is not None and self.vswitchd.poll() is None
 
     def set_awafs(self, port, **config):
         """Creates (or replaces) an awafs QoS on 'port'."""

@@ -1,8 +1,14 @@
-"""Three hosts on the sandboxed switch for flow-completion-time
-experiments: servers on h1 and h3 (the senders) in one cgroup with the host
-agent attached, a client on h2 behind the awafs port p2, the threshold
-sampled while a client runs.  testbed/micro.py (nginx) and
-testbed/flowbench.py (the project's generator) start the servers."""
+"""The thesis's micro-benchmark topology for flow-completion-time
+experiments: one switch, four hosts (a Mininet star, testbed/net.py).  The
+senders n1, n2 and n3 run servers in one cgroup with the host agent
+attached; the receiver n0 runs a client behind the awafs port p0, whose
+threshold is sampled while the client runs.  testbed/micro.py (nginx) and
+testbed/flowbench.py (the project's generator) start the servers.
+
+Transport: 'cubic' (the system's default) or 'dctcp': the agent's
+awafs_dctcp for the senders' cgroup and, in the receiver's namespace, as
+the default (so that its SYNs ask for ECN); the awafs port then marks CE
+above ECN_THRESHOLD packets."""
 
 import csv
 import subprocess
@@ -10,28 +16,53 @@ import tempfile
 import time
 from pathlib import Path
 
-from testbed.hosts import Cgroup, HostPair
+from testbed.hosts import Cgroup
+from testbed.net import AwafsNet, StarTopo
 
 REPO = Path(__file__).resolve().parent.parent
 AGENT = str(REPO / "build" / "bin" / "awafs-host")
+AWAFS_PORT = "p0"
+TRANSPORTS = ("cubic", "dctcp")
+# DCTCP's marking threshold K: the thesis's 65 packets serve 10 Gb/s; DCTCP
+# needs K above C x RTT / 7 (under a packet at 100 Mbit/s here), and 20
+# packets (2.4 ms at 100 Mbit/s; the DCTCP paper's value for 1 Gb/s) leaves
+# room for the PMD's batching.
+ECN_THRESHOLD = 20
+CC_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+
+def agent(*args, **kw):
+    return subprocess.run([AGENT, *args], check=True, capture_output=True,
+                          text=True, **kw)
 
 
 class SenderBed:
-    """Three hosts on the switch: servers on h1 and h3 in one cgroup with
-    the host agent attached, the client on h2 behind the awafs port p2.
-    Subclasses start the servers."""
+    """n0 (receiver) and n1..n3 (senders) on switch br0.  Subclasses start
+    the servers (start_servers())."""
 
-    def __init__(self, name):
+    def __init__(self, name, transport="cubic"):
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport {transport}: one of {TRANSPORTS}")
+        self.transport = transport
         self.www = tempfile.mkdtemp(prefix=f"awafs-{name}-")
         Path(self.www).chmod(0o755)
-        self.hp = HostPair(3)
-        self.senders = (self.hp.h1, self.hp.hosts[2])
         self.cg = None
         self.servers = []
+        self.registered_dctcp = False
+        self.net = AwafsNet(StarTopo(names=["n0", "n1", "n2", "n3"]))
         try:
+            self.sb = self.net.sb
+            self.receiver = self.net["n0"]
+            self.senders = [self.net[n] for n in ("n1", "n2", "n3")]
+            cc = []
+            if transport == "dctcp":
+                if "awafs_dctcp" not in Path(CC_AVAILABLE).read_text():
+                    agent("dctcp", "register")
+                    self.registered_dctcp = True
+                self.receiver.run(AGENT, "dctcp", "register", "--system")
+                cc = ["--cc", "awafs_dctcp"]
             self.cg = Cgroup(f"awafs-{name}")
-            subprocess.run([AGENT, "attach", "--cgroup", str(self.cg.path)],
-                           check=True, capture_output=True)
+            agent("attach", "--cgroup", str(self.cg.path), *cc)
             self.servers = self.start_servers()
         except BaseException:
             self.close()
@@ -47,29 +78,58 @@ class SenderBed:
             subprocess.run([AGENT, "detach", "--cgroup", str(self.cg.path)],
                            capture_output=True)
             self.cg.delete()
-        self.hp.close()
+        self.net.close()
+        if self.registered_dctcp:
+            subprocess.run([AGENT, "dctcp", "unregister"], capture_output=True)
 
     def measure(self, qos, client, out, sample_s=0.25):
-        """Runs 'client' (argv of a program on h2 that writes the CSV 'out')
-        with the awafs configuration 'qos' on p2; returns the CSV's rows and
+        """Runs 'client' (argv of a program on n0 that writes the CSV 'out')
+        with the awafs configuration 'qos' on p0; returns the CSV's rows and
         the thresholds sampled while it ran, as (seconds, [bytes, ...])."""
-        sb = self.hp.sb
-        sb.set_awafs("p2", **qos)
-        _, details, _ = sb.qos_show("p2")
+        if self.transport == "dctcp":
+            qos = {"ecn-threshold": ECN_THRESHOLD, **qos}
+        rows, samples, stats = run_clients(
+            self.sb, {AWAFS_PORT: qos}, [(self.receiver, client, out)],
+            sample_s)
+        self.port_stats = stats[AWAFS_PORT]
+        return rows[0], samples[AWAFS_PORT]
+
+
+def run_clients(sb, qos_by_port, clients, sample_s):
+    """Configures awafs with qos_by_port[PORT] on each PORT of sandbox
+    'sb', runs 'clients' -- (host, argv, CSV it writes) -- at once, samples
+    every port's thresholds while they run, and removes the QoS.  Returns
+    the clients' CSV rows and, per port, the thresholds sampled as
+    (seconds, [bytes, ...]) and the port's counters at the end
+    {"dropped": packets dropped, "ecn_marks": packets marked CE}."""
+    for port, qos in qos_by_port.items():
+        sb.set_awafs(port, **qos)
+        _, details, _ = sb.qos_show(port)
         if "error" in details:
-            raise RuntimeError(f"awafs configuration {qos} rejected: "
-                               f"{details['error']}")
-        t0 = time.monotonic()
-        proc = self.hp.h2.popen(*client)
-        thresholds = []
-        while proc.poll() is None:
-            _, details, _ = sb.qos_show("p2")
-            thresholds.append((time.monotonic() - t0, [
+            raise RuntimeError(f"awafs configuration {qos} on {port} "
+                               f"rejected: {details['error']}")
+    t0 = time.monotonic()
+    procs = [host.popen(*argv) for host, argv, _ in clients]
+    samples = {port: [] for port in qos_by_port}
+    while any(p.poll() is None for p in procs):
+        for port, series in samples.items():
+            _, details, _ = sb.qos_show(port)
+            series.append((time.monotonic() - t0, [
                 int(v) for v in details["current-thresholds"].split(",")]))
-            time.sleep(sample_s)
-        sb.vsctl("clear", "port", "p2", "qos", "--", "--all", "destroy",
-                 "qos")
-        if proc.returncode:
-            raise RuntimeError(f"{client[1]} failed")
+        time.sleep(sample_s)
+    stats = {}
+    for port in qos_by_port:
+        _, details, queues = sb.qos_show(port)
+        stats[port] = {"dropped": sum(int(q.get("dropped-packets", 0))
+                                      for q in queues.values()),
+                       "ecn_marks": int(details.get("ecn-marks", 0))}
+        sb.vsctl("clear", "port", port, "qos")
+    sb.vsctl("--all", "destroy", "qos")
+    for p, (_, argv, _) in zip(procs, clients):
+        if p.returncode:
+            raise RuntimeError(f"{' '.join(argv[:3])} failed")
+    rows = []
+    for _, _, out in clients:
         with open(out) as f:
-            return list(csv.DictReader(f)), thresholds
+            rows.append(list(csv.DictReader(f)))
+    return rows, samples, stats

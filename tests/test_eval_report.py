@@ -1,5 +1,5 @@
 """make eval's bookkeeping without the switch: a finished run is not run
-again (eval/run.py), and the report is regenerated from the runs' CSVs
+again (eval/run.py), and the report is regenerated from the runs' files
 alone (eval/report.py)."""
 
 import csv
@@ -12,21 +12,42 @@ sys.path.insert(0, str(REPO / "eval"))
 import report  # noqa: E402
 import run  # noqa: E402
 
+PORTS = {"p0": {"dropped": 3, "ecn_marks": 40}}
 
-def write_run(path, rows):
+
+def write_run(out, exp, key, params, rows, thresholds=None, ports=PORTS):
+    path = out / "runs" / exp / f"{key}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    run.write(path, params, rows,
+              thresholds or {"p0": [(0.5, [1000000]), (1.0, [10304])]},
+              ports)
+
+
+def flow(i, size, fct_us, **extra):
+    return {"id": i, "size": size, "start_s": i / 10, "fct_us": fct_us,
+            "slowdown": 2.0, "timeouts": 0, **extra}
+
+
+def test_every_experiment_is_in_the_suite_once():
+    runs = run.suite()
+    assert len({key for _, key, _ in runs}) == len(runs)
+    assert {exp for exp, _, _ in runs} == {"micro", "shift", "pias",
+                                           "hetero"}
+    loads = {p["load"] for exp, _, p in runs if exp == "micro"}
+    assert loads == {0.5, 0.6, 0.7, 0.8, 0.9}
+    shift = [p for exp, _, p in runs if exp == "shift"]
+    assert sorted({p["queues"] for p in shift}) == [2, 3, 4]
+    assert all([w for w, _ in p["phases"]] == ["datamining", "websearch"]
+               for p in shift)
+    # The thesis's §5.4 parameters: InitThr 7 kB, 14 kB, ...; RefPct 10, 20.
+    q3 = run.shift_scheme(3, "adaptive")
+    assert q3["thresholds"] == "7000,14000" and q3["percentiles"] == "10,20"
 
 
 def test_finished_runs_are_skipped(tmp_path):
     runs = run.suite()
-    assert len({key for _, key, _ in runs}) == len(runs)
-    exp, key, _ = runs[3]
-    write_run(tmp_path / "runs" / exp / f"{key}.csv",
-              [{"size": 1, "fct_us": 1}])
+    exp, key, params = runs[3]
+    write_run(tmp_path, exp, key, params, [flow(1, 10000, 1000)])
     todo = run.pending(runs, tmp_path)
     assert len(todo) == len(runs) - 1 and runs[3] not in todo
     # An interrupted run leaves only its '.part' file: not finished.
@@ -35,28 +56,56 @@ def test_finished_runs_are_skipped(tmp_path):
     assert len(run.pending(runs, tmp_path)) == len(runs)
 
 
-def test_report_from_csvs(tmp_path):
-    micro = [{"size": 10000, "start_s": i, "fct_us": 1000 + i}
-             for i in range(8)] + [{"size": 1000000, "start_s": 9,
-                                    "fct_us": 90000}]
+def test_report_from_the_runs_files(tmp_path):
+    micro = [flow(i, 10000, 1000 + i) for i in range(8)] + \
+        [flow(9, 1000000, 90000)]
     for scheme in ("fifo", "awafs-pct10"):
-        write_run(tmp_path / "runs/micro" / f"load80-{scheme}.csv", micro)
-    write_run(tmp_path / "runs/pias/cache-load50-awafs-refpct.csv", [
-        {"id": 1, "size": 500, "fct_us": 2000, "slowdown": 2.0,
-         "timeouts": 0},
-        {"id": 2, "size": 200000, "fct_us": 40000, "slowdown": 3.0,
-         "timeouts": 1}])
+        write_run(tmp_path, "micro", f"dctcp-load80-{scheme}",
+                  {"transport": "dctcp", "load": 0.8, "scheme": scheme},
+                  micro)
+    write_run(tmp_path, "pias", "cache-load50-awafs-refpct",
+              {"workload": "cache", "load": 0.5, "scheme": "awafs-refpct"},
+              [flow(1, 500, 2000), flow(2, 200000, 40000, timeouts=1)])
+    write_run(tmp_path, "shift", "q2-adaptive",
+              {"queues": 2, "load": 0.8, "scheme": "awafs",
+               "phases": [["datamining", 2], ["websearch", 1]]},
+              [flow(1, 1460, 1000, phase=0), flow(2, 5000, 3000, phase=0),
+               flow(3, 50000, 8000, phase=1)])
+    write_run(tmp_path, "hetero", "load50-awafs-refpct",
+              {"load": 0.5, "scheme": "awafs-refpct"},
+              [flow(1, 2000, 1000, workload="websearch"),
+               flow(2, 3000, 5000, workload="datamining")],
+              {"leaf1-eth1": [(1.0, [7000, 9000])]},
+              {"leaf1-eth1": {"dropped": 0, "ecn_marks": 5}})
     report.main(["--out", str(tmp_path)])
     with open(tmp_path / "summary.csv") as f:
         rows = list(csv.DictReader(f))
-    short = [r for r in rows if r["run"] == "load80-fifo"
-             and r["class"] == "short"][0]
-    assert short["flows"] == "8"
+
+    def one(**match):
+        found = [r for r in rows if all(r[k] == v for k, v in match.items())]
+        assert len(found) == 1, (match, found)
+        return found[0]
+
+    short = one(run="dctcp-load80-fifo", **{"class": "short"})
+    assert short["flows"] == "8" and short["dropped"] == "3"
     assert abs(float(short["mean_ms"]) - 1.0035) < 1e-9
-    medium = [r for r in rows if r["workload"] == "cache"
-              and r["class"] == "medium"][0]
+    medium = one(workload="cache", **{"class": "medium"})
     assert medium["timeout_flows"] == "1" and medium["flows"] == "1"
+    # The shift's flows are split by phase, each with its workload.
+    before = one(experiment="shift", phase="0", **{"class": "small"})
+    assert before["workload"] == "datamining" and before["flows"] == "2"
+    assert one(experiment="shift", phase="1",
+               **{"class": "small"})["workload"] == "websearch"
+    # Heterogeneous runs: every flow, and each pair workload apart.
+    assert one(experiment="hetero", workload="mixed",
+               **{"class": "all"})["flows"] == "2"
+    assert one(experiment="hetero", workload="datamining",
+               **{"class": "all"})["mean_ms"] == "5.0"
     text = (tmp_path / "report.md").read_text()
-    assert "## Micro benchmark" in text and "awafs-refpct" in text
+    for heading in ("## Micro benchmark", "## Workload shift",
+                    "## AWAFS and PIAS", "## Heterogeneous traffic"):
+        assert heading in text
+    assert "| load50-awafs-refpct | leaf1-eth1 | 7000, 9000 |" in text
     assert "| cache | 50 | large |" not in text     # No flows: no row.
-    assert (tmp_path / "micro.png").stat().st_size > 0
+    for png in ("micro.png", "micro-threshold.png", "shift.png"):
+        assert (tmp_path / png).stat().st_size > 0

@@ -19,12 +19,14 @@ LOAD = 80e6                 # 80 % of the 100 Mbit/s port.
 
 
 def test_awafs_shortens_short_flows_against_a_mismatched_threshold():
-    bench = MicroBench()
+    bench = MicroBench("dctcp")
     try:
         static = bench.measure("static-1000KB", FLOWS, LOAD)
         awafs = bench.measure("awafs-pct10", FLOWS, LOAD)
+        marks = bench.port_stats["ecn_marks"]
     finally:
         bench.close()
+    assert marks > 0                            # DCTCP's ECN at work.
     for r in (static, awafs):
         assert len(r.rows) == FLOWS, f"{r.name}: flows did not complete"
         assert r.summary()["n_long"] > 0

@@ -1,0 +1,223 @@
+"""Topologies through Mininet's Python API on the sandboxed, patched
+OVS-DPDK switch.
+
+Mininet builds the hosts (network namespaces), the links (veth pairs) and
+the switches from a Topo.  Its switch classes drive a kernel or user-space
+OVS through the system's ovs-vsctl; AwafsSwitch instead makes each Mininet
+switch a bridge (datapath_type=netdev) of one sandboxed, patched
+ovs-vswitchd (testbed/ovs_sandbox.py) and attaches each of its links as a
+DPDK port on the net_af_packet PMD.  Every switch of a network shares that
+one ovs-vswitchd and its one PMD core.
+
+Offloads are off on every veth end: with them on, the kernel would hand the
+af_packet PMD 64 kB TCP super-packets and checksum-less segments.
+
+Only the Python API is used, never 'mn' or 'mn -c' (they clean up by
+process name); AwafsNet.close() stops exactly what it started."""
+
+import re
+import subprocess
+from functools import partial
+
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+from mininet.node import Host, Switch
+from mininet.topo import Topo
+
+from testbed.ovs_sandbox import OvsSandbox
+
+SUBNET = "10.77.0"
+OFFLOADS = ["tx", "off", "tso", "off", "gso", "off", "gro", "off"]
+
+
+class EndHost(Host):
+    """A Mininet host with IPv6 and offloads off, and the testbed's calls:
+    run() (captured, like subprocess.run) and popen() (like
+    subprocess.Popen) of a program in its network namespace.  'cgroup' (a
+    testbed.hosts.Cgroup) puts the program in that cgroup: it joins between
+    fork and exec, so that it is there before mnexec enters the namespace."""
+
+    def __init__(self, name, **params):
+        super().__init__(name, **params)
+        self.index = int(re.findall(r"\d+", name)[-1])
+
+    @property
+    def addr(self):
+        return self.IP() or "127.0.0.1"
+
+    def config(self, **params):
+        result = super().config(**params)
+        self.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
+        for intf in self.intfNames():
+            if intf != "lo":
+                self.cmd("ethtool -K", intf, *OFFLOADS)
+        return result
+
+    def argv(self, *cmd):
+        """The command line that runs 'cmd' in the host's namespace."""
+        return ["mnexec", "-a", str(self.pid), *cmd]
+
+    def run(self, *cmd, check=True, cgroup=None, **kw):
+        return subprocess.run(self.argv(*cmd), check=check,
+                              capture_output=True, text=True,
+                              preexec_fn=cgroup.join if cgroup else None,
+                              **kw)
+
+    def popen(self, *cmd, cgroup=None, **kw):
+        if cgroup:
+            kw["preexec_fn"] = cgroup.join
+        return subprocess.Popen(self.argv(*cmd), **kw)
+
+
+class AwafsSwitch(Switch):
+    """A Mininet switch that is a bridge of the sandboxed ovs-vswitchd
+    'sandbox'.  Each link becomes a DPDK port named as the link's interface,
+    with Mininet's port number as its OpenFlow port.  Forwarding is the
+    bridge's default (NORMAL: L2 learning) unless 'flows' (ovs-ofctl
+    add-flow arguments) and 'groups' (add-group arguments) replace it."""
+
+    def __init__(self, name, sandbox=None, flows=(), groups=(), **params):
+        params["inNamespace"] = False
+        super().__init__(name, **params)
+        self.sb = sandbox
+        self.flows, self.groups = list(flows), list(groups)
+
+    def start(self, controllers):
+        self.sb.add_bridge(self.name)
+        for port, intf in sorted(self.intfs.items()):
+            if intf.name == "lo":           # Mininet's control interface.
+                continue
+            subprocess.run(["ethtool", "-K", intf.name, *OFFLOADS],
+                           check=True, capture_output=True)
+            with open(f"/proc/sys/net/ipv6/conf/{intf.name}/disable_ipv6",
+                      "w") as f:
+                f.write("1")
+            self.sb.add_af_packet_port(self.name, intf.name, intf.name, port)
+        if self.flows or self.groups:
+            # Select groups with a hash selection method need OpenFlow 1.5.
+            self.sb.vsctl("set", "bridge", self.name,
+                          "protocols=OpenFlow10,OpenFlow15")
+            self.sb.ofctl("del-flows", self.name)
+            for g in self.groups:
+                self.sb.ofctl("-O", "OpenFlow15", "add-group", self.name, g)
+            for f in self.flows:
+                self.sb.ofctl("-O", "OpenFlow15", "add-flow", self.name, f)
+
+    def port_to(self, node):
+        """The DPDK port (interface name) of this switch toward 'node'."""
+        for intf in self.intfList():
+            link = intf.link
+            if link and node in (link.intf1.node, link.intf2.node) and \
+                    node is not self:
+                return intf.name
+        raise KeyError(f"{self.name} has no link to {node.name}")
+
+    def stop(self, deleteIntfs=True):
+        if self.sb.running():
+            self.sb.vsctl("--if-exists", "del-br", self.name)
+        super().stop(deleteIntfs)
+
+
+class AwafsNet:
+    """A Mininet network built from 'topo' whose switches are AwafsSwitch
+    bridges of one sandboxed ovs-vswitchd ('sandbox', started here).  After
+    start-up every host has reached the first host (ARP learned, ports
+    registered).  'net' is the Mininet object; net['h1'] a host."""
+
+    def __init__(self, topo, sandbox=None, static_arp=False):
+        setLogLevel("warning")
+        self.sb = sandbox or OvsSandbox()
+        self.net = None
+        try:
+            self.sb.start()
+            self.net = Mininet(topo=topo, controller=None, host=EndHost,
+                               switch=partial(AwafsSwitch, sandbox=self.sb),
+                               autoSetMacs=True, autoStaticArp=static_arp,
+                               build=False)
+            self.net.build()
+            self.net.start()
+            first = self.net.hosts[0]
+            for h in self.net.hosts[1:]:
+                h.run("ping", "-c", "1", "-W", "5", first.addr)
+        except BaseException:
+            self.close()
+            raise
+
+    def __getitem__(self, name):
+        return self.net[name]
+
+    @property
+    def hosts(self):
+        return self.net.hosts
+
+    def close(self):
+        # The switch first: its PMD polls the links' interfaces.
+        self.sb.stop()
+        if self.net:
+            self.net.stop()
+
+
+# ---- topologies -----------------------------------------------------------
+
+class StarTopo(Topo):
+    """One switch 'switch' and hosts 'names' (each host's interface is
+    eth0, its address SUBNET.<number in its name>); the switch's port toward
+    host i of the list is 'p<number in its name>', OpenFlow port i + 1."""
+
+    def build(self, names=("h1", "h2"), switch="br0"):
+        sw = self.addSwitch(switch)
+        for i, name in enumerate(names):
+            n = int(re.findall(r"\d+", name)[-1])
+            h = self.addHost(name, ip=f"{SUBNET}.{n}/24")
+            self.addLink(h, sw, intfName1="eth0", intfName2=f"p{n}",
+                         port2=i + 1)
+
+
+class LeafSpineTopo(Topo):
+    """'leaves' leaf switches with 'per_leaf' hosts each, every leaf linked
+    to each of 'spines' spine switches (not oversubscribed when uplinks run
+    at the hosts' rate times per_leaf / spines).  Hosts h1..hN (addresses
+    SUBNET.i), leaves leaf1.., spines spine1...  Routing is static on IPv4
+    destination (with static ARP, so nothing floods around the loops): a
+    leaf sends to its own hosts directly and to the others through a select
+    group that hashes each connection's 5-tuple onto an uplink (ECMP); a
+    spine sends to the destination's leaf."""
+
+    def build(self, leaves=2, spines=2, per_leaf=2):
+        self.hosts_of = {}
+        spine_names = [f"spine{s + 1}" for s in range(spines)]
+        host_no = 0
+        leaf_names = []
+        for l in range(leaves):
+            leaf = f"leaf{l + 1}"
+            leaf_names.append(leaf)
+            self.hosts_of[leaf] = []
+            for _ in range(per_leaf):
+                host_no += 1
+                h = self.addHost(f"h{host_no}", ip=f"{SUBNET}.{host_no}/24")
+                self.hosts_of[leaf].append(h)
+        for l, leaf in enumerate(leaf_names):
+            self.addSwitch(leaf, **self._leaf_rules(l, leaf, leaves, spines,
+                                                     per_leaf))
+        for s, spine in enumerate(spine_names):
+            self.addSwitch(spine, flows=[
+                f"ip,nw_dst={SUBNET}.{l * per_leaf + i + 1},"
+                f"actions=output:{l + 1}"
+                for l in range(leaves) for i in range(per_leaf)])
+        for l, leaf in enumerate(leaf_names):
+            for i, h in enumerate(self.hosts_of[leaf]):
+                self.addLink(h, leaf, intfName1="eth0", port2=i + 1)
+            for s, spine in enumerate(spine_names):
+                self.addLink(leaf, spine, port1=per_leaf + s + 1,
+                             port2=l + 1)
+
+    @staticmethod
+    def _leaf_rules(l, leaf, leaves, spines, per_leaf):
+        buckets = ",".join(f"bucket=actions=output:{per_leaf + s + 1}"
+                           for s in range(spines))
+        group = (f"group_id=1,type=select,selection_method=hash,"
+                 f"fields(ip_src,ip_dst,tcp_src,tcp_dst),{buckets}")
+        flows = [f"priority=10,ip,nw_dst={SUBNET}.{l * per_leaf + i + 1},"
+                 f"actions=output:{i + 1}" for i in range(per_leaf)]
+        flows.append("priority=1,ip,actions=group:1")
+        return {"flows": flows, "groups": [group]}
