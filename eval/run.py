@@ -66,7 +66,7 @@ from testbed.flowgen import cdf_mean  # noqa: E402
 from testbed.workload import load_cdf, workloads_dir  # noqa: E402
 
 RATE = 100000000
-SECONDS_PER_RUN = 45           # Arrivals of a run span about this long.
+SECONDS_PER_RUN = 30           # Arrivals of a run span about this long.
 SHIFT_SECONDS = 60             # Each workload of the shift experiment.
 MICRO_LOADS = [0.5, 0.6, 0.7, 0.8, 0.9]
 MICRO_SCHEMES = ["fifo", "static-1KB", "static-10KB", "static-1000KB",
