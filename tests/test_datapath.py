@@ -232,10 +232,13 @@ def test_ecn_marks_only_ect_above_threshold(sw):
 
     ect_marks = [tos & 3 for sport, _, _, tos in got if sport == LOW]
     assert all(tos & 3 == 0 for sport, _, _, tos in got if sport == HIGH)
-    # The first frames found a short queue; from the 7th on it was longer
-    # than 5 packets.
+    # The first 5 frames found at most 5 queued: never marked.  The port
+    # sends one frame per 9 ms, so the queue stays above 5 while the rest
+    # arrive -- unless the kernel hands them over in bursts far apart (seen
+    # on a busy 2-core machine): a frame may then find the queue drained.
+    # What holds in any arrival pattern: nearly all later frames marked.
     assert ect_marks[:5] == [2] * 5
-    assert ect_marks[7:] == [3] * 23
+    assert ect_marks[5:].count(3) >= 20, ect_marks
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["ecn-marks"]) == ect_marks.count(3)
 
