@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parent.parent
 CLASSES = [("small", 0, 100000), ("medium", 100000, 10000000),
            ("large", 10000000, float("inf")), ("all", 0, float("inf"))]
 MICRO_CLASSES = [("short", 10000), ("long", 1000000)]
+# The thesis's mismatched PIAS thresholds per workload (§5.5.1-5.5.4).
+MISMATCHED = {"websearch": "pias-datamining", "datamining": "pias-websearch",
+              "hadoop": "pias-datamining", "cache": "pias-datamining"}
 FIELDS = ["experiment", "run", "transport", "workload", "load", "scheme",
           "phase", "class", "flows", "mean_ms", "p99_ms", "slowdown",
           "timeout_flows", "dropped", "ecn_marks"]
@@ -244,6 +247,41 @@ def final_thresholds(runs):
     return "\n".join(lines)
 
 
+def change(ours, theirs):
+    """Relative change in %: negative is shorter (better)."""
+    return (ours / theirs - 1) * 100 if theirs else float("nan")
+
+
+def comparison(rows, pairs, keys, classes):
+    """For each (scheme, baseline) of 'pairs' -- or a function of a row
+    giving them -- the change of each class's mean and p99 FCT, per
+    'keys' (e.g. workload and load)."""
+    index = {tuple(r[k] for k in keys + ["scheme", "class"]): r
+             for r in rows}
+    out = ["| " + " | ".join(keys) + " | AWAFS | against | " + " | ".join(
+        f"{c} mean | {c} p99" for c in classes) + " | timeouts |",
+           "|" + "---|" * (len(keys) + 3 + 2 * len(classes))]
+    for key in sorted({tuple(r[k] for k in keys) for r in rows}):
+        for scheme, base in pairs(dict(zip(keys, key))):
+            cells = []
+            for c in classes:
+                a = index.get(key + (scheme, c))
+                b = index.get(key + (base, c))
+                if not a or not b:
+                    break
+                cells += [f"{change(a['mean_ms'], b['mean_ms']):+.0f} %",
+                          f"{change(a['p99_ms'], b['p99_ms']):+.0f} %"]
+            else:
+                a = index[key + (scheme, classes[-1])]
+                b = index[key + (base, classes[-1])]
+                timeouts = (f"{a['timeout_flows']} vs {b['timeout_flows']}"
+                            if "timeout_flows" in a else "–")
+                out.append("| " + " | ".join(map(str, key)) +
+                           f" | {scheme} | {base} | " + " | ".join(cells) +
+                           f" | {timeouts} |")
+    return "\n".join(out)
+
+
 def lateness(runs):
     """How late each experiment's generator wrote its requests against the
     Poisson schedule (late_us of every flow): its own overhead."""
@@ -291,27 +329,48 @@ def main(argv):
                    ["transport", "load", "class", "scheme", "flows",
                     "mean_ms", "p99_ms", "dropped", "ecn_marks"],
                    ["transport", "load %", "class", "scheme", "flows",
-                    "mean", "p99", "drops", "CE"]), ""]
+                    "mean", "p99", "drops", "CE"]), "",
+               "AWAFS against the static thresholds (change of FCT):", "",
+               comparison(micro, lambda k: [
+                   (a, b) for a in ("awafs-pct10", "awafs-pct10-from-1KB",
+                                    "awafs-pct70")
+                   for b in ("static-1000KB", "static-10KB", "fifo")],
+                   ["transport", "load"], ["short", "long"]), ""]
     if shift:
         md += ["## Workload shift: data mining, then web search (§5.4)", ""]
         if plot_shift(runs["shift"], out / "shift.png"):
             md += ["![shift](shift.png)", ""]
         md += [table(sorted(shift, key=lambda r: (r["phase"], r["class"],
                                                   r["scheme"])),
-                     ["workload"] + class_cols, ["phase"] + class_head), ""]
+                     ["workload"] + class_cols, ["phase"] + class_head), "",
+               "AWAFS against the static thresholds, per phase:", "",
+               comparison(shift, lambda k: [
+                   (f"awafs-q{q}", f"static-q{q}") for q in (2, 3, 4)],
+                   ["workload"], ["small", "all"]), ""]
     if pias:
         md += ["## AWAFS and PIAS with matched and mismatched thresholds "
                "(§5.5)", "",
                table(sorted(pias, key=lambda r: (r["workload"], r["load"],
                                                  r["class"], r["scheme"])),
                      ["workload", "load"] + class_cols,
-                     ["workload", "load %"] + class_head), ""]
+                     ["workload", "load %"] + class_head), "",
+               "AWAFS against PIAS with the thesis's mismatched thresholds "
+               "(and against the matched ones):", "",
+               comparison(pias, lambda k: [
+                   (a, b) for a in ("awafs-refpct", "awafs-pias-positions")
+                   for b in (MISMATCHED[k["workload"]],
+                             f"pias-{k['workload']}")],
+                   ["workload", "load"], ["small", "all"]), ""]
     if hetero:
         md += ["## Heterogeneous traffic on a leaf-spine fabric (§5.6)", "",
                table(sorted(hetero, key=lambda r: (r["load"], r["workload"],
                                                    r["class"], r["scheme"])),
                      ["load", "workload"] + class_cols,
                      ["load %", "pair workload"] + class_head), "",
+               "AWAFS against PIAS's web-search thresholds on every port:",
+               "", comparison(hetero, lambda k: [("awafs-refpct",
+                                                   "pias-websearch")],
+                              ["load", "workload"], ["small", "all"]), "",
                final_thresholds(runs["hetero"]), ""]
     md += ["## The generators' own overhead", "",
            "How late the load generators (testbed/httpload.py, "

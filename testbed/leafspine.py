@@ -14,6 +14,7 @@ its own mix -- h1 only data mining, the last host only web search -- and a
 static threshold set cannot match every port.  Transport: DCTCP with ECN
 (testbed/senderbed.py), as in the thesis."""
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,6 +70,7 @@ class LeafSpineBed:
                            capture_output=True)
             self.cg.delete()
         self.net.close()
+        shutil.rmtree(self.www, ignore_errors=True)
         if self.registered_dctcp:
             subprocess.run([AGENT, "dctcp", "unregister"], capture_output=True)
 

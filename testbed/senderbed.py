@@ -11,6 +11,7 @@ the default (so that its SYNs ask for ECN); the awafs port then marks CE
 above ECN_THRESHOLD packets."""
 
 import csv
+import shutil
 import subprocess
 import tempfile
 import time
@@ -79,6 +80,7 @@ class SenderBed:
                            capture_output=True)
             self.cg.delete()
         self.net.close()
+        shutil.rmtree(self.www, ignore_errors=True)
         if self.registered_dctcp:
             subprocess.run([AGENT, "dctcp", "unregister"], capture_output=True)
 
