@@ -3,7 +3,6 @@ bed (testbed/senderbed.py): a flowgen server on each sender n1..n3, in the
 host agent's cgroup, and the client on n0."""
 
 import sys
-from pathlib import Path
 
 from testbed.flowgen import merge_logs
 from testbed.senderbed import REPO, SenderBed
@@ -38,7 +37,7 @@ class FlowBench(SenderBed):
         super().__init__("flowbench", transport)
 
     def start_servers(self):
-        return [FlowgenServer(h, Path(self.www) / f"server-{h.index}.csv",
+        return [FlowgenServer(h, self.www / f"server-{h.index}.csv",
                               self.one_call, self.cg) for h in self.senders]
 
     def measure(self, qos, phases, load, rate, seed=1, per_flow=False,
@@ -48,7 +47,7 @@ class FlowBench(SenderBed):
         'flows' flows of sizes from 'cdf'.  Returns the flows' rows (with
         retransmits and timeouts, and their phase) and the sampled
         thresholds."""
-        out = Path(self.www) / "client.csv"
+        out = self.www / "client.csv"
         servers = [f"{h.addr}:{PORT}" for h in self.senders]
         client = [sys.executable, FLOWGEN, "client", "--load", str(load),
                   "--rate", str(rate), "--seed", str(seed), "--out", str(out),

@@ -14,18 +14,12 @@ its own mix -- h1 only data mining, the last host only web search -- and a
 static threshold set cannot match every port.  Transport: DCTCP with ECN
 (testbed/senderbed.py), as in the thesis."""
 
-import shutil
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from testbed.flowbench import FLOWGEN, PORT, FlowgenServer, base_rtt_us
 from testbed.flowgen import merge_logs
-from testbed.hosts import Cgroup
-from testbed.net import AwafsNet, LeafSpineTopo
-from testbed.senderbed import (AGENT, CC_AVAILABLE, ECN_THRESHOLD, agent,
-                               run_clients)
+from testbed.net import LeafSpineTopo
+from testbed.senderbed import AgentBed, ECN_THRESHOLD, run_clients
 from testbed.workload import workloads_dir
 
 LEAVES, SPINES, PER_LEAF = 2, 2, 2
@@ -36,43 +30,18 @@ def workload_between(i, j):
     return "websearch" if i < j else "datamining"
 
 
-class LeafSpineBed:
+class LeafSpineBed(AgentBed):
     def __init__(self):
-        self.www = Path(tempfile.mkdtemp(prefix="awafs-leafspine-"))
-        self.cg = None
-        self.servers = []
-        self.registered_dctcp = False
         self.topo = LeafSpineTopo(leaves=LEAVES, spines=SPINES,
                                   per_leaf=PER_LEAF)
-        self.net = AwafsNet(self.topo, static_arp=True)
-        try:
-            self.sb = self.net.sb
-            if "awafs_dctcp" not in Path(CC_AVAILABLE).read_text():
-                agent("dctcp", "register")
-                self.registered_dctcp = True
-            for h in self.net.hosts:
-                h.run(AGENT, "dctcp", "register", "--system")
-            self.cg = Cgroup("awafs-leafspine")
-            agent("attach", "--cgroup", str(self.cg.path), "--cc",
-                  "awafs_dctcp")
-            self.servers = [FlowgenServer(h, self.www / f"server-{h.index}"
-                                          ".csv", False, self.cg)
-                            for h in self.net.hosts]
-        except BaseException:
-            self.close()
-            raise
+        super().__init__("leafspine", self.topo, "dctcp", static_arp=True)
 
-    def close(self):
-        for s in self.servers:
-            s.stop()
-        if self.cg:
-            subprocess.run([AGENT, "detach", "--cgroup", str(self.cg.path)],
-                           capture_output=True)
-            self.cg.delete()
-        self.net.close()
-        shutil.rmtree(self.www, ignore_errors=True)
-        if self.registered_dctcp:
-            subprocess.run([AGENT, "dctcp", "unregister"], capture_output=True)
+    def receiving(self):
+        return self.net.hosts
+
+    def start_servers(self):
+        return [FlowgenServer(h, self.www / f"server-{h.index}.csv", False,
+                              self.cg) for h in self.net.hosts]
 
     def ports(self, rate):
         """Every egress port of the fabric with its rate: {port: bits/s}."""

@@ -13,7 +13,6 @@ same seed.  Transport: cubic or DCTCP (testbed/senderbed.py)."""
 import csv
 import statistics
 import sys
-from pathlib import Path
 
 from testbed.senderbed import REPO, SenderBed
 from testbed.servers import Nginx
@@ -76,15 +75,15 @@ class MicroBench(SenderBed):
         super().__init__("micro", transport)
 
     def start_servers(self):
-        (Path(self.www) / "short").write_bytes(b"s" * SHORT)
-        (Path(self.www) / "long").write_bytes(b"l" * LONG)
+        (self.www / "short").write_bytes(b"s" * SHORT)
+        (self.www / "long").write_bytes(b"l" * LONG)
         return [Nginx(h, self.www, cgroup=self.cg) for h in self.senders]
 
     def measure(self, name, flows, load, rate=100000000, seed=1,
                 sample_s=0.25):
         """Runs 'flows' flows offered at 'load' bits/s under scheme 'name'
         (SCHEMES) on a port shaped to 'rate' bits/s."""
-        out = Path(self.www) / f"{name}.csv"
+        out = self.www / f"{name}.csv"
         n1, n2, n3 = self.senders
         client = [sys.executable, str(REPO / "testbed" / "httpload.py"),
                   "--server", f"{n2.addr}:8080=short:{SHORT}:0.8",

@@ -1,9 +1,12 @@
-"""The thesis's micro-benchmark topology for flow-completion-time
-experiments: one switch, four hosts (a Mininet star, testbed/net.py).  The
-senders n1, n2 and n3 run servers in one cgroup with the host agent
-attached; the receiver n0 runs a client behind the awafs port p0, whose
-threshold is sampled while the client runs.  testbed/micro.py (nginx) and
-testbed/flowbench.py (the project's generator) start the servers.
+"""Beds for flow-completion-time experiments: AgentBed, a Mininet network
+on the sandboxed switch with servers in the host agent's cgroup
+(testbed/leafspine.py builds on it too), and SenderBed, the thesis's
+micro-benchmark topology: one switch, four hosts (a Mininet star,
+testbed/net.py).  The senders n1, n2 and n3 run servers in one cgroup with
+the host agent attached; the receiver n0 runs a client behind the awafs
+port p0, whose threshold is sampled while the client runs.
+testbed/micro.py (nginx) and testbed/flowbench.py (the project's
+generator) start the servers.
 
 Transport: 'cubic' (the system's default) or 'dctcp': the agent's
 awafs_dctcp for the senders' cgroup and, in the receiver's namespace, as
@@ -37,30 +40,33 @@ def agent(*args, **kw):
                           text=True, **kw)
 
 
-class SenderBed:
-    """n0 (receiver) and n1..n3 (senders) on switch br0.  Subclasses start
-    the servers (start_servers())."""
+class AgentBed:
+    """A Mininet network ('topo') on the sandboxed switch whose servers run
+    in one cgroup with the host agent attached.  With transport 'dctcp',
+    awafs_dctcp is registered (unless it was), selected for the cgroup, and
+    made the default in the namespaces of the hosts receiving() returns, so
+    that their SYNs ask for ECN.  Subclasses say which hosts receive and
+    start the servers (start_servers())."""
 
-    def __init__(self, name, transport="cubic"):
+    def __init__(self, name, topo, transport="cubic", static_arp=False):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport {transport}: one of {TRANSPORTS}")
         self.transport = transport
-        self.www = tempfile.mkdtemp(prefix=f"awafs-{name}-")
-        Path(self.www).chmod(0o755)
+        self.www = Path(tempfile.mkdtemp(prefix=f"awafs-{name}-"))
+        self.www.chmod(0o755)
         self.cg = None
         self.servers = []
         self.registered_dctcp = False
-        self.net = AwafsNet(StarTopo(names=["n0", "n1", "n2", "n3"]))
+        self.net = AwafsNet(topo, static_arp=static_arp)
         try:
             self.sb = self.net.sb
-            self.receiver = self.net["n0"]
-            self.senders = [self.net[n] for n in ("n1", "n2", "n3")]
             cc = []
             if transport == "dctcp":
                 if "awafs_dctcp" not in Path(CC_AVAILABLE).read_text():
                     agent("dctcp", "register")
                     self.registered_dctcp = True
-                self.receiver.run(AGENT, "dctcp", "register", "--system")
+                for h in self.receiving():
+                    h.run(AGENT, "dctcp", "register", "--system")
                 cc = ["--cc", "awafs_dctcp"]
             self.cg = Cgroup(f"awafs-{name}")
             agent("attach", "--cgroup", str(self.cg.path), *cc)
@@ -68,6 +74,9 @@ class SenderBed:
         except BaseException:
             self.close()
             raise
+
+    def receiving(self):
+        raise NotImplementedError
 
     def start_servers(self):
         raise NotImplementedError
@@ -83,6 +92,26 @@ class SenderBed:
         shutil.rmtree(self.www, ignore_errors=True)
         if self.registered_dctcp:
             subprocess.run([AGENT, "dctcp", "unregister"], capture_output=True)
+
+
+class SenderBed(AgentBed):
+    """n0 (receiver) and n1..n3 (senders) on switch br0.  Subclasses start
+    the servers (start_servers())."""
+
+    def __init__(self, name, transport="cubic"):
+        super().__init__(name, StarTopo(names=["n0", "n1", "n2", "n3"]),
+                         transport)
+
+    @property
+    def receiver(self):
+        return self.net["n0"]
+
+    @property
+    def senders(self):
+        return [self.net[n] for n in ("n1", "n2", "n3")]
+
+    def receiving(self):
+        return [self.receiver]
 
     def measure(self, qos, client, out, sample_s=0.25):
         """Runs 'client' (argv of a program on n0 that writes the CSV 'out')
