@@ -21,8 +21,9 @@ size (sizes drawn from the CDF, shared/workloads/*.cdf format), each flow to
 a server drawn uniformly; each --phase CDF:N is N such flows, one phase
 after the other (a workload shift: the arrivals go on, from another CDF);
 over persistent connections (an idle one to that server, else a new one:
-many flows per connection, so the host agent's message boundaries matter) or, with --per-flow, a new connection per flow
-(its handshake counts in the FCT).  The same seed gives the same flows.
+many flows per connection, so the host agent's message boundaries matter)
+or, with --per-flow, a new connection per flow (its handshake counts in the
+FCT).  The same seed gives the same flows.
 Flows are numbered from --first-id (1), so that several clients of the
 same servers can tell their flows apart in the servers' logs.
 FCT is the time from writing the request (or connecting) to reading the
