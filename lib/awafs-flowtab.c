@@ -59,14 +59,21 @@
 #define AWAFS_FLOWTAB_QUIET_US 1000000
 #define AWAFS_TCP_MAX_OPTIONS 40
 
+/* A message's byte count saturates here (1 TB): 40 bits keep an entry in
+ * one 64-byte cache line. */
+#define AWAFS_FLOWTAB_MAX_BYTES ((UINT64_C(1) << 40) - 1)
+
 struct flow_entry {
     struct awafs_flow_key key;
     bool used;
     bool closed;                /* Saw FIN or RST; late segments ignored. */
     bool psh;                   /* The segment that reached 'end' ended a
                                  * write: PSH, and shorter than 'full'. */
+    uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */
-    uint32_t start;             /* First sequence number of the message. */
+    uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()).
+                                 * Not a sequence-number difference, which
+                                 * wraps after 2^31 bytes. */
     uint32_t end;               /* Highest end sequence number seen. */
     uint32_t ack;               /* Latest ACK number. */
     int64_t last_us;
@@ -128,16 +135,32 @@ awafs_flowtab_get_stats(const struct awafs_flowtab *t,
     *stats = t->stats;
 }
 
+static uint64_t
+msg_bytes(const struct flow_entry *e)
+{
+    return (uint64_t) e->bytes_hi << 32 | e->bytes_lo;
+}
+
+static void
+set_msg_bytes(struct flow_entry *e, uint64_t bytes)
+{
+    if (bytes > AWAFS_FLOWTAB_MAX_BYTES) {
+        bytes = AWAFS_FLOWTAB_MAX_BYTES;
+    }
+    e->bytes_hi = bytes >> 32;
+    e->bytes_lo = (uint32_t) bytes;
+}
+
 /* Ends the message of 'e' and returns its size, 0 if it had no bytes (then
  * nothing is counted). */
-static uint32_t
+static uint64_t
 take_message(struct awafs_flowtab *t, struct flow_entry *e)
 {
-    uint32_t size = e->end - e->start;
+    uint64_t size = msg_bytes(e);
 
     if (size) {
         t->stats.completions++;
-        e->start = e->end;
+        set_msg_bytes(e, 0);
     }
     return size;
 }
@@ -147,7 +170,7 @@ static void
 end_message(struct awafs_flowtab *t, struct flow_entry *e,
             struct awafs_flow_result *r)
 {
-    uint32_t size = take_message(t, e);
+    uint64_t size = take_message(t, e);
 
     if (size) {
         r->completed[r->n_completed++] = size;
@@ -196,7 +219,7 @@ static bool
 ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
              bool host_reports, int64_t now_us, int64_t idle_us)
 {
-    if (e->end == e->start) {
+    if (!msg_bytes(e)) {
         return false;
     }
     return ((h->tcp_flags & AWAFS_TCP_ACK)
@@ -205,7 +228,7 @@ ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
                && (int32_t) (h->seq - e->end) >= 0)
            || (host_reports && awafs_hdr_counts_prev(h)
                && h->prev_end == e->end
-               && h->prev_size == e->end - e->start);
+               && h->prev_size == msg_bytes(e));
 }
 
 void
@@ -227,7 +250,8 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         e->closed = false;
         e->psh = false;
         e->full = 0;
-        e->start = e->end = seq;
+        e->end = seq;
+        set_msg_bytes(e, 0);
     } else if (e->closed) {
         if (!(h->tcp_flags & AWAFS_TCP_SYN)) {
             /* A late segment of a finished connection. */
@@ -241,7 +265,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         /* This segment belongs to the next message. */
         end_message(t, e, r);
         if ((int32_t) (seq - e->end) > 0) {
-            e->start = e->end = seq;
+            e->end = seq;
         }
     }
     e->last_us = now_us;
@@ -251,7 +275,8 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         /* The SYN takes one sequence number; data starts after it.  Its MSS
          * minus the most TCP options take is a lower bound of what a
          * full-sized segment carries. */
-        e->start = e->end = seq + 1;
+        e->end = seq + 1;
+        set_msg_bytes(e, 0);
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
         r->bytes_sent = 0;
@@ -260,13 +285,18 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     if (h->payload_len > e->full) {
         e->full = h->payload_len > UINT16_MAX ? UINT16_MAX : h->payload_len;
     }
-    if ((int32_t) (seq - e->start) < 0) {
+    /* The segment's offset in the message: the bytes up to 'end', plus its
+     * distance beyond 'end' (a gap) or minus it (data sent again). */
+    int64_t ofs = (int64_t) msg_bytes(e) + (int32_t) (seq - e->end);
+
+    if (ofs < 0) {
         /* A retransmission from before this message: counts as its
          * start. */
         r->bytes_sent = 0;
     } else {
-        r->bytes_sent = seq - e->start;
+        r->bytes_sent = ofs;
         if ((int32_t) (end - e->end) > 0) {
+            set_msg_bytes(e, msg_bytes(e) + (uint32_t) (end - e->end));
             e->end = end;
             e->psh = (h->tcp_flags & AWAFS_TCP_PSH)
                      && h->payload_len < e->full;
@@ -278,7 +308,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         e->closed = true;
         t->stats.flows--;
     } else if (host_reports && awafs_hdr_counts_completion(h)
-               && h->flow_size == e->end - e->start) {
+               && h->flow_size == msg_bytes(e)) {
         /* An end host's completion that agrees with what the switch saw. */
         end_message(t, e, r);
     }
@@ -297,7 +327,7 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
 
         t->sweep = (t->sweep + 1) & t->mask;
         if (e->used && e->psh && now_us - e->last_us > quiet) {
-            uint32_t size = take_message(t, e);
+            uint64_t size = take_message(t, e);
 
             if (size) {
                 sizes[n_sizes++] = size;

@@ -61,6 +61,40 @@ test_counts_by_sequence(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* A message longer than 2^31 and 2^32 bytes (sequence numbers wrap): its
+ * count keeps growing -- it must not fall back to 0, which would promote a
+ * bulk flow to the top queue every 2 GB -- and it completes with its size. */
+static void
+test_messages_beyond_two_gigabytes(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    const uint64_t total = 5ull * 1000 * 1000 * 1000;
+    const uint32_t len = 62500;
+    struct awafs_flow_result r;
+    uint64_t sent = 0;
+    uint32_t seq = 12345;
+
+    (void) state;
+    seg(t, 1, seq - 1, 0, 0x02, 0);
+    while (sent < total) {
+        r = seg(t, 1, seq, len, ACK, 1);
+        if (r.bytes_sent != sent) {
+            fail_msg("segment at offset %llu counted as %llu",
+                     (unsigned long long) sent,
+                     (unsigned long long) r.bytes_sent);
+        }
+        seq += len;
+        sent += len;
+    }
+    /* A retransmission from 3 GB back is behind the window: not new. */
+    r = seg(t, 1, seq - len, len, ACK, 2);
+    assert_true(r.bytes_sent == total - len);
+    r = seg(t, 1, seq, 0, FIN, 3);
+    assert_int_equal(r.n_completed, 1);
+    assert_true(r.completed[0] == total);
+    awafs_flowtab_destroy(t);
+}
+
 static void
 test_fin_and_rst_end_the_message(void **state)
 {
@@ -352,6 +386,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_by_sequence),
+        cmocka_unit_test(test_messages_beyond_two_gigabytes),
         cmocka_unit_test(test_fin_and_rst_end_the_message),
         cmocka_unit_test(test_idle_gap_ends_the_previous_message),
         cmocka_unit_test(test_pauses_inside_a_write_do_not_split),
