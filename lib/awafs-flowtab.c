@@ -65,10 +65,12 @@
 
 struct flow_entry {
     struct awafs_flow_key key;
-    bool used;
-    bool closed;                /* Saw FIN or RST; late segments ignored. */
-    bool psh;                   /* The segment that reached 'end' ended a
+    bool used : 1;
+    bool closed : 1;            /* Saw FIN or RST; late segments ignored. */
+    bool psh : 1;               /* The segment that reached 'end' ended a
                                  * write: PSH, and shorter than 'full'. */
+    bool whole : 1;             /* The switch saw the message's first byte:
+                                 * after the SYN or the previous message. */
     uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */
     uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()).
@@ -151,17 +153,26 @@ set_msg_bytes(struct flow_entry *e, uint64_t bytes)
     e->bytes_lo = (uint32_t) bytes;
 }
 
-/* Ends the message of 'e' and returns its size, 0 if it had no bytes (then
- * nothing is counted). */
+/* Ends the message of 'e' and returns its size; 0 if it had no bytes, or
+ * if the switch did not see it start (a flow first seen without its SYN:
+ * adopted mid-stream, evicted and seen again, or a lone spoofed segment),
+ * whose size it does not know -- counted as partial. */
 static uint64_t
 take_message(struct awafs_flowtab *t, struct flow_entry *e)
 {
     uint64_t size = msg_bytes(e);
+    bool whole = e->whole;
 
-    if (size) {
-        t->stats.completions++;
-        set_msg_bytes(e, 0);
+    e->whole = true;            /* The next message starts at 'end'. */
+    if (!size) {
+        return 0;
     }
+    set_msg_bytes(e, 0);
+    if (!whole) {
+        t->stats.partial++;
+        return 0;
+    }
+    t->stats.completions++;
     return size;
 }
 
@@ -249,6 +260,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         e->used = true;
         e->closed = false;
         e->psh = false;
+        e->whole = false;
         e->full = 0;
         e->end = seq;
         set_msg_bytes(e, 0);
@@ -277,6 +289,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
          * full-sized segment carries. */
         e->end = seq + 1;
         set_msg_bytes(e, 0);
+        e->whole = true;
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
         r->bytes_sent = 0;

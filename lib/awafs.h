@@ -268,6 +268,8 @@ struct awafs_flowtab_stats {
     uint64_t flows;             /* Entries of open connections. */
     uint64_t evictions;         /* Entries pushed out by a full probe. */
     uint64_t completions;
+    uint64_t partial;           /* Messages ended that the switch did not
+                                 * see start: not reported as completions. */
 };
 
 struct awafs_flowtab;

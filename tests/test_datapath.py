@@ -412,10 +412,16 @@ def test_lying_sender(sw, trust):
 
 def test_switch_counts_without_any_header(sw):
     """No AWAFS option at all: the switch classifies by its own count and
-    records completions on FIN and after idle gaps."""
+    records completions on FIN and after idle gaps -- of connections whose
+    SYN it saw; a spoofed FIN from a fresh 5-tuple is counted as partial."""
     sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=3000,
                     trust="switch", **{"idle-us": 20000})
-    fin = [tcp_frame(sport=LOW, seq=1000 * i) for i in range(5)]
+    syns = [tcp_frame(sport=port, seq=0xFFFFFFFF, payload=0, flags="S")
+            for port in (LOW, HIGH)]
+    spoofed = [tcp_frame(sport=50000 + i, seq=7, payload=1, flags="FA")
+               for i in range(10)]
+    fin = syns + spoofed + [tcp_frame(sport=LOW, seq=1000 * i)
+                            for i in range(5)]
     fin.append(tcp_frame(sport=LOW, seq=5000, payload=0, flags="FA"))
 
     def write(start, n):
@@ -433,11 +439,12 @@ def test_switch_counts_without_any_header(sw):
     # Quiet for longer than a retransmission timeout: the sweep ends it.
     time.sleep(1.2)
     _, details, queues = sw.sb.qos_show("p1")
-    assert int(details["headerless"]) == 13
+    assert int(details["headerless"]) == 25
     # LOW: 3 segments below 3000 bytes, 2 at or above it, the FIN too;
     # HIGH: its second message's last segment, at 3000.
     assert queues[1]["enqueued-packets"] == "4"
     assert details["switch-completions"] == "3"     # 5000, 2500, 3500.
+    assert details["switch-partial"] == "10"        # The spoofed FINs.
     assert details["completions"] == "3"
 
 

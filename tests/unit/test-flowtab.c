@@ -41,6 +41,13 @@ seg(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
     return seg_ack(t, sport, seq, len, flags, 0, now);
 }
 
+/* The SYN of a connection whose data starts at 'seq'. */
+static void
+syn(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, int64_t now)
+{
+    seg(t, sport, seq - 1, 0, 0x02, now);
+}
+
 static void
 test_counts_by_sequence(void **state)
 {
@@ -126,6 +133,7 @@ test_fin_and_rst_end_the_message(void **state)
     r = seg(t, 1, 5001, 100, FIN, 10 * IDLE + 1);
     assert_int_equal(r.completed[0], 100);
     /* RST; a FIN with no data ends nothing. */
+    syn(t, 2, 0, 0);
     seg(t, 2, 0, 700, 0, 0);
     r = seg(t, 2, 700, 0, RST, 10);
     assert_int_equal(r.completed[0], 700);
@@ -142,6 +150,7 @@ test_idle_gap_ends_the_previous_message(void **state)
     uint64_t sizes[64];
 
     (void) state;
+    syn(t, 1, 0, 0);
     seg(t, 1, 0, 1000, ACK, 0);
     seg(t, 1, 1000, 600, PSH_ACK, 100);     /* The end of a write. */
     /* Exactly 'idle' later is not yet a gap. */
@@ -176,6 +185,7 @@ test_pauses_inside_a_write_do_not_split(void **state)
     /* A sender waiting for ACKs in the middle of a write, after a segment
      * without PSH or with the PSH Linux sets inside long writes on a
      * full-sized segment: however long the pause. */
+    syn(t, 1, 0, 0);
     seg(t, 1, 0, 1000, ACK, 0);
     assert_int_equal(awafs_flowtab_sweep(t, 64, 10 * QUIET, IDLE, sizes), 0);
     r = seg(t, 1, 1000, 1000, PSH_ACK, 10 * QUIET);
@@ -230,6 +240,7 @@ test_turnaround_ends_the_message(void **state)
     (void) state;
     /* A response written as a header, then a body, acknowledging request 1
      * (ACK 100); the client's window updates move nothing. */
+    syn(t, 1, 0, 0);
     seg_ack(t, 1, 0, 200, PSH_ACK, 100, 0);
     seg_ack(t, 1, 200, 1000, ACK, 100, 1);
     r = seg_ack(t, 1, 1200, 800, PSH_ACK, 100, 2);
@@ -270,6 +281,7 @@ test_host_completion_must_agree(void **state)
     struct awafs_flow_result r;
 
     (void) state;
+    syn(t, 1, 0, 0);
     seg_report(t, &h, 0);
     /* A liar claiming a 10-byte flow does not reset the count. */
     h.seq = 1000;
@@ -310,6 +322,41 @@ test_host_completion_must_agree(void **state)
     assert_int_equal(r.n_completed, 1);
     assert_int_equal(r.completed[0], 2000);
     assert_int_equal(r.bytes_sent, 0);
+    awafs_flowtab_destroy(t);
+}
+
+/* A message whose first byte the switch did not see has an unknown size:
+ * it ends, and its successor is counted from 0, but it is not reported.
+ * So spoofed one-byte FINs from fresh 5-tuples -- no handshake -- cannot
+ * fill the window with completions of size 1. */
+static void
+test_messages_not_seen_from_their_start(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(1024);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+
+    (void) state;
+    for (uint16_t i = 0; i < 500; i++) {
+        r = seg(t, 2000 + i, 7777, 1, FIN, i);
+        assert_int_equal(r.n_completed, 0);
+    }
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.completions, 0);
+    assert_int_equal(st.partial, 500);
+
+    /* A connection adopted mid-stream (the switch restarted, or the entry
+     * was evicted): its first message is partial, the next one whole. */
+    seg_ack(t, 1, 50000, 1000, PSH_ACK, 100, 0);
+    r = seg_ack(t, 1, 51000, 0, ACK, 150, 1);       /* Turnaround. */
+    assert_int_equal(r.n_completed, 0);
+    seg_ack(t, 1, 51000, 700, PSH_ACK, 150, 2);
+    r = seg_ack(t, 1, 51700, 0, ACK, 200, 3);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 700);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.completions, 1);
+    assert_int_equal(st.partial, 501);
     awafs_flowtab_destroy(t);
 }
 
@@ -393,6 +440,7 @@ main(void)
         cmocka_unit_test(test_retransmission_after_a_timeout_continues),
         cmocka_unit_test(test_turnaround_ends_the_message),
         cmocka_unit_test(test_host_completion_must_agree),
+        cmocka_unit_test(test_messages_not_seen_from_their_start),
         cmocka_unit_test(test_bounded_with_eviction),
         cmocka_unit_test(test_key_from_frames),
     };
