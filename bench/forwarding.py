@@ -34,6 +34,8 @@ CONFIGS = {
     "awafs-adaptive-2q": {"queues": 2},
     "awafs-adaptive-4q": {"queues": 4},
     "awafs-adaptive-8q": {"queues": 8},
+    # The switch's own flow table on every packet (trust=switch).
+    "awafs-adaptive-4q-switch": {"queues": 4, "trust": "switch"},
 }
 
 
