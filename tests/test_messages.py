@@ -155,7 +155,12 @@ def test_paused_long_transfer_is_one_message(hosts, qos, cgroup, trust):
     it: without MSG_EOR, writes behind unsent data are one message.)"""
     sizes = [3000000, 200000]
     agent("attach", "--cgroup", str(cgroup.path))
-    qos.update_awafs("p2", trust=trust, **{"max-rate": 20000000})
+    # idle-us 0.5 s: longer than a retransmission timeout or a sender
+    # starved of CPU on a busy 2-core machine (seen once in CI with 50 ms:
+    # a 50 ms stall after a write's short PSH segment split the message),
+    # far shorter than the 2.5 s between the two messages.
+    qos.update_awafs("p2", trust=trust, **{"max-rate": 20000000,
+                                           "idle-us": 500000})
     assert transfer(hosts, sizes, gap_ms=2500, cgroup=cgroup,
                     extra=["--chunk", "65536", "--chunk-gap-ms",
                            "0.3"]) == sum(sizes)
