@@ -27,7 +27,7 @@ from testbed.net import AwafsNet, LeafSpineTopo, StarTopo  # noqa: E402
 RATE = 100000000
 
 
-def iperf(net, senders, receiver, seconds):
+def iperf(senders, receiver, seconds):
     """Mbit/s received by 'receiver' from every sender at once (iperf3,
     one stream each)."""
     servers, clients = [], []
@@ -66,14 +66,14 @@ def main(argv):
     try:
         n0, n1, n2, n3 = (star[n] for n in ("n0", "n1", "n2", "n3"))
         rows.append(("star, n1 -> n0, unshaped",
-                     f"{iperf(star, [n1], n0, args.seconds):.0f} Mbit/s"))
+                     f"{iperf([n1], n0, args.seconds):.0f} Mbit/s"))
         rows.append(("star, n1 n2 n3 -> n0, unshaped",
-                     f"{iperf(star, [n1, n2, n3], n0, args.seconds):.0f} "
+                     f"{iperf([n1, n2, n3], n0, args.seconds):.0f} "
                      "Mbit/s"))
         star.sb.set_awafs("p0", queues=2, thresholds=10000,
                           **{"max-rate": RATE})
         rows.append(("star, n1 n2 n3 -> n0, awafs port at 100 Mbit/s",
-                     f"{iperf(star, [n1, n2, n3], n0, args.seconds):.1f} "
+                     f"{iperf([n1, n2, n3], n0, args.seconds):.1f} "
                      "Mbit/s"))
         star.sb.vsctl("clear", "port", "p0", "qos")
         lo, avg = rtt_us(n1, n0)

@@ -55,6 +55,7 @@ import csv
 import json
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,6 +86,7 @@ def cdf_path(workload):
     return workloads_dir() / f"{workload}.cdf"
 
 
+@lru_cache(maxsize=None)
 def mean_bytes(workload):
     return cdf_mean(load_cdf(cdf_path(workload)))
 

@@ -32,9 +32,9 @@ def workload_between(i, j):
 
 class LeafSpineBed(AgentBed):
     def __init__(self):
-        self.topo = LeafSpineTopo(leaves=LEAVES, spines=SPINES,
-                                  per_leaf=PER_LEAF)
-        super().__init__("leafspine", self.topo, "dctcp", static_arp=True)
+        super().__init__("leafspine", LeafSpineTopo(
+            leaves=LEAVES, spines=SPINES, per_leaf=PER_LEAF), "dctcp",
+            static_arp=True)
 
     def receiving(self):
         return self.net.hosts

@@ -103,15 +103,6 @@ class AwafsSwitch(Switch):
             for f in self.flows:
                 self.sb.ofctl("-O", "OpenFlow15", "add-flow", self.name, f)
 
-    def port_to(self, node):
-        """The DPDK port (interface name) of this switch toward 'node'."""
-        for intf in self.intfList():
-            link = intf.link
-            if link and node in (link.intf1.node, link.intf2.node) and \
-                    node is not self:
-                return intf.name
-        raise KeyError(f"{self.name} has no link to {node.name}")
-
     def stop(self, deleteIntfs=True):
         if self.sb.running():
             self.sb.vsctl("--if-exists", "del-br", self.name)
@@ -184,40 +175,26 @@ class LeafSpineTopo(Topo):
     spine sends to the destination's leaf."""
 
     def build(self, leaves=2, spines=2, per_leaf=2):
-        self.hosts_of = {}
-        spine_names = [f"spine{s + 1}" for s in range(spines)]
-        host_no = 0
-        leaf_names = []
-        for l in range(leaves):
-            leaf = f"leaf{l + 1}"
-            leaf_names.append(leaf)
-            self.hosts_of[leaf] = []
-            for _ in range(per_leaf):
-                host_no += 1
-                h = self.addHost(f"h{host_no}", ip=f"{SUBNET}.{host_no}/24")
-                self.hosts_of[leaf].append(h)
-        for l, leaf in enumerate(leaf_names):
-            self.addSwitch(leaf, **self._leaf_rules(l, leaf, leaves, spines,
-                                                     per_leaf))
-        for s, spine in enumerate(spine_names):
-            self.addSwitch(spine, flows=[
-                f"ip,nw_dst={SUBNET}.{l * per_leaf + i + 1},"
-                f"actions=output:{l + 1}"
-                for l in range(leaves) for i in range(per_leaf)])
-        for l, leaf in enumerate(leaf_names):
-            for i, h in enumerate(self.hosts_of[leaf]):
-                self.addLink(h, leaf, intfName1="eth0", port2=i + 1)
-            for s, spine in enumerate(spine_names):
-                self.addLink(leaf, spine, port1=per_leaf + s + 1,
-                             port2=l + 1)
+        def addr(leaf, i):
+            """The address of host i of leaf 'leaf' (both from 0)."""
+            return f"{SUBNET}.{leaf * per_leaf + i + 1}"
 
-    @staticmethod
-    def _leaf_rules(l, leaf, leaves, spines, per_leaf):
         buckets = ",".join(f"bucket=actions=output:{per_leaf + s + 1}"
                            for s in range(spines))
         group = (f"group_id=1,type=select,selection_method=hash,"
                  f"fields(ip_src,ip_dst,tcp_src,tcp_dst),{buckets}")
-        flows = [f"priority=10,ip,nw_dst={SUBNET}.{l * per_leaf + i + 1},"
-                 f"actions=output:{i + 1}" for i in range(per_leaf)]
-        flows.append("priority=1,ip,actions=group:1")
-        return {"flows": flows, "groups": [group]}
+        spine_names = [self.addSwitch(f"spine{s + 1}", flows=[
+            f"ip,nw_dst={addr(l, i)},actions=output:{l + 1}"
+            for l in range(leaves) for i in range(per_leaf)])
+            for s in range(spines)]
+        for l in range(leaves):
+            leaf = self.addSwitch(f"leaf{l + 1}", groups=[group], flows=[
+                f"priority=10,ip,nw_dst={addr(l, i)},actions=output:{i + 1}"
+                for i in range(per_leaf)] + ["priority=1,ip,actions=group:1"])
+            for i in range(per_leaf):
+                h = self.addHost(f"h{l * per_leaf + i + 1}",
+                                 ip=f"{addr(l, i)}/24")
+                self.addLink(h, leaf, intfName1="eth0", port2=i + 1)
+            for s, spine in enumerate(spine_names):
+                self.addLink(leaf, spine, port1=per_leaf + s + 1,
+                             port2=l + 1)
