@@ -151,15 +151,17 @@ class AwafsNet:
 # ---- topologies -----------------------------------------------------------
 
 class StarTopo(Topo):
-    """One switch 'switch' and hosts 'names' (each host's interface is
-    eth0, its address SUBNET.<number in its name>); the switch's port toward
-    host i of the list is 'p<number in its name>', OpenFlow port i + 1."""
+    """One switch 'switch' and hosts 'names'; host i of the list has
+    interface eth0 and address SUBNET.<i + 1> (never the subnet's own
+    address, which a host named n0 would get from its number); the
+    switch's port toward it is 'p<number in its name>', OpenFlow port
+    i + 1."""
 
     def build(self, names=("h1", "h2"), switch="br0"):
         sw = self.addSwitch(switch)
         for i, name in enumerate(names):
             n = int(re.findall(r"\d+", name)[-1])
-            h = self.addHost(name, ip=f"{SUBNET}.{n}/24")
+            h = self.addHost(name, ip=f"{SUBNET}.{i + 1}/24")
             self.addLink(h, sw, intfName1="eth0", intfName2=f"p{n}",
                          port2=i + 1)
 
