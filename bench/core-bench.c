@@ -78,7 +78,7 @@ bench_per_packet(int n_queues)
                 awafs_sched_enqueue(s, q, f, 64);
             }
             awafs_sched_commit(s, awafs_sched_peek(s, out, BURST,
-                                                   INT64_MAX));
+                                                   INT64_MAX, 0));
         }
         double ns = (now_s() - t0) * 1e9 / ((double) ROUNDS * BURST);
         best = ns < best ? ns : best;

@@ -71,6 +71,7 @@ struct flow_entry {
                                  * write: PSH, and shorter than 'full'. */
     bool whole : 1;             /* The switch saw the message's first byte:
                                  * after the SYN or the previous message. */
+    uint8_t queue : 3;          /* Lowest-priority queue the message used. */
     uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */
     uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()).
@@ -164,6 +165,7 @@ take_message(struct awafs_flowtab *t, struct flow_entry *e)
     bool whole = e->whole;
 
     e->whole = true;            /* The next message starts at 'end'. */
+    e->queue = 0;
     if (!size) {
         return 0;
     }
@@ -242,12 +244,12 @@ ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
                && h->prev_size == msg_bytes(e));
 }
 
-void
-awafs_flowtab_update(struct awafs_flowtab *t,
-                     const struct awafs_flow_key *key,
-                     const struct awafs_hdr *h, bool host_reports,
-                     int64_t now_us, int64_t idle_us,
-                     struct awafs_flow_result *r)
+/* awafs_flowtab_update() without the queue.  Returns the flow's entry,
+ * or NULL for a late segment of a finished connection. */
+static struct flow_entry *
+count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
+              const struct awafs_hdr *h, bool host_reports,
+              int64_t now_us, int64_t idle_us, struct awafs_flow_result *r)
 {
     bool is_new;
     struct flow_entry *e = lookup(t, key, &is_new);
@@ -261,6 +263,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         e->closed = false;
         e->psh = false;
         e->whole = false;
+        e->queue = 0;
         e->full = 0;
         e->end = seq;
         set_msg_bytes(e, 0);
@@ -269,7 +272,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
             /* A late segment of a finished connection. */
             e->last_us = now_us;
             r->bytes_sent = 0;
-            return;
+            return NULL;
         }
         e->closed = false;
         t->stats.flows++;
@@ -290,10 +293,11 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         e->end = seq + 1;
         set_msg_bytes(e, 0);
         e->whole = true;
+        e->queue = 0;
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
         r->bytes_sent = 0;
-        return;
+        return e;
     }
     if (h->payload_len > e->full) {
         e->full = h->payload_len > UINT16_MAX ? UINT16_MAX : h->payload_len;
@@ -325,6 +329,38 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         /* An end host's completion that agrees with what the switch saw. */
         end_message(t, e, r);
     }
+    return e;
+}
+
+void
+awafs_flowtab_update(struct awafs_flowtab *t,
+                     const struct awafs_flow_key *key,
+                     const struct awafs_hdr *h, bool host_reports,
+                     int64_t now_us, int64_t idle_us,
+                     const struct awafs_thresholds *thr,
+                     struct awafs_flow_result *r)
+{
+    struct flow_entry *e = count_segment(t, key, h, host_reports, now_us,
+                                         idle_us, r);
+    unsigned int q;
+
+    if (!e) {
+        r->queue = 0;
+        return;
+    }
+    /* A message never moves up: when the thresholds rise (or a segment is
+     * sent again), its later segments would overtake its own queued ones.
+     * Verify mode believes the host's count when it is the larger. */
+    q = awafs_classify(thr, (host_reports && h->bytes_sent > r->bytes_sent
+                             ? h->bytes_sent : r->bytes_sent));
+    if (q < e->queue) {
+        q = e->queue;
+        t->stats.held_down++;
+    }
+    if (msg_bytes(e)) {
+        e->queue = q;           /* Not if this segment ended its message. */
+    }
+    r->queue = q;
 }
 
 size_t

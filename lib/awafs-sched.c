@@ -13,7 +13,8 @@
  */
 
 /* The egress side of AWAFS: k strict-priority FIFOs of opaque packets that
- * share one buffer limit, a token bucket, and ECN marking.
+ * share one buffer limit, an optional starvation guard, a token bucket, and
+ * ECN marking.
  *
  * One thread at a time calls everything here except awafs_sched_backlog()
  * (the datapath holds a per-port lock); the backlog is also kept in an atomic
@@ -28,16 +29,29 @@
 
 struct sched_slot {
     void *pkt;
-    uint32_t len;
+    uint32_t len : 31;
+    uint32_t ce : 1;            /* Marked CE when it was queued. */
+    uint32_t ts_us;             /* Queued at (low bits), for the guard. */
 };
 
-/* Per-queue counters, kept to the minimum the fast path must update;
- * awafs_sched_get_queue_stats() derives the rest. */
+/* Per-queue counters.  Each is counted where it happens, so that
+ * enq = tx + drop + flush + backlog is a check, not a definition. */
 struct sched_counters {
+    uint64_t enq_packets, enq_bytes;
     uint64_t tx_packets, tx_bytes;
     uint64_t drop_packets, drop_bytes;
-    uint64_t ecn_marks;
+    uint64_t flush_packets, flush_bytes;
+    uint64_t ecn_marks;         /* Marked packets transmitted. */
+    uint64_t aged_packets;      /* Sent early by the starvation guard. */
     uint64_t backlog_bytes;
+};
+
+/* One run of packets of one queue in the order awafs_sched_peek() returned
+ * them, for awafs_sched_commit(). */
+struct sched_run {
+    uint8_t q;
+    uint8_t aged;
+    uint32_t n;
 };
 
 struct sched_queue {
@@ -53,6 +67,11 @@ struct awafs_sched {
     uint32_t mask;
     uint32_t backlog;           /* Packets, all queues. */
     atomic_uint backlog_shared; /* Copy of 'backlog' for lock-free reads. */
+    uint32_t ecn_threshold;     /* Packets; 0: no marking. */
+    bool ecn_per_queue;         /* Else the whole port's backlog. */
+    uint32_t max_wait_us;       /* Starvation guard; 0: off. */
+    struct sched_run runs[2 * AWAFS_MAX_QUEUES];   /* Of the last peek. */
+    uint32_t n_runs;
     struct sched_queue q[AWAFS_MAX_QUEUES];
 };
 
@@ -111,17 +130,38 @@ set_backlog(struct awafs_sched *s, uint32_t backlog)
     atomic_store_explicit(&s->backlog_shared, backlog, memory_order_relaxed);
 }
 
+void
+awafs_sched_set_ecn(struct awafs_sched *s, uint32_t threshold, bool per_queue)
+{
+    s->ecn_threshold = threshold;
+    s->ecn_per_queue = per_queue;
+}
+
+void
+awafs_sched_set_max_wait(struct awafs_sched *s, uint32_t max_wait_us)
+{
+    s->max_wait_us = max_wait_us;
+}
+
 /* Appends 'pkt' to queue 'q', or returns the packet to drop (see
- * awafs_sched_enqueue()); updates 's->backlog' but not its shared copy. */
+ * awafs_sched_enqueue()); updates 's->backlog' but not its shared copy.
+ * '*ecn' is in: nonzero if 'pkt' is ECN-capable; out: nonzero if the caller
+ * must mark it CE, which is decided only for a packet that was queued, on
+ * the backlog it found. */
 static inline void *
-enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len)
+enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len,
+          uint8_t *ecn, uint32_t now_us)
 {
     struct sched_queue *queue;
     void *victim = NULL;
+    uint32_t found;
 
     if (q >= s->n_queues) {
         q = s->n_queues - 1;
     }
+    queue = &s->q[q];
+    queue->c.enq_packets++;
+    queue->c.enq_bytes += len;
     if (s->backlog >= s->limit) {
         /* Full: the newest packet of the lowest-priority non-empty queue
          * goes, unless the new packet's queue is that low or lower. */
@@ -133,8 +173,9 @@ enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len)
             low--;
         }
         if (low <= q) {
-            s->q[q].c.drop_packets++;
-            s->q[q].c.drop_bytes += len;
+            queue->c.drop_packets++;
+            queue->c.drop_bytes += len;
+            *ecn = 0;
             return pkt;
         }
         lq = &s->q[low];
@@ -146,9 +187,11 @@ enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len)
         lq->c.backlog_bytes -= slot->len;
         s->backlog--;
     }
-    queue = &s->q[q];
+    found = s->ecn_per_queue ? queue->count : s->backlog;
+    *ecn = *ecn && s->ecn_threshold && found > s->ecn_threshold;
     queue->slots[(queue->head + queue->count) & s->mask] =
-        (struct sched_slot) { .pkt = pkt, .len = len };
+        (struct sched_slot) { .pkt = pkt, .len = len, .ce = *ecn != 0,
+                              .ts_us = now_us };
     queue->count++;
     queue->c.backlog_bytes += len;
     s->backlog++;
@@ -159,7 +202,8 @@ void *
 awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
                     uint32_t len)
 {
-    void *victim = enqueue__(s, q, pkt, len);
+    uint8_t ecn = 0;
+    void *victim = enqueue__(s, q, pkt, len, &ecn, 0);
 
     set_backlog(s, s->backlog);
     return victim;
@@ -167,13 +211,14 @@ awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
 
 size_t
 awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
-                          void **pkts, const uint32_t *lens, size_t n,
-                          void **victims)
+                          void **pkts, const uint32_t *lens, uint8_t *ecn,
+                          size_t n, uint32_t now_us, void **victims)
 {
     size_t n_victims = 0;
 
     for (size_t i = 0; i < n; i++) {
-        void *victim = enqueue__(s, queues[i], pkts[i], lens[i]);
+        void *victim = enqueue__(s, queues[i], pkts[i], lens[i], &ecn[i],
+                                 now_us);
 
         if (victim) {
             victims[n_victims++] = victim;
@@ -183,29 +228,104 @@ awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
     return n_victims;
 }
 
-size_t
-awafs_sched_peek(const struct awafs_sched *s, void **pkts, size_t max,
-                 int64_t byte_budget)
+/* Appends to 'pkts' (holding '*n' of 'max') the packets of queue 'q' from
+ * its 'skip'th, while 'budget' lasts; with 'aged', only those queued more
+ * than the guard's time before 'now_us'.  Records the run.  Returns false
+ * once the budget or 'max' is exhausted. */
+static bool
+peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
+           uint32_t now_us, void **pkts, size_t max, size_t *n,
+           int64_t *budget)
 {
+    const struct sched_queue *queue = &s->q[q];
+    uint32_t taken = 0;
+    bool more = true;
+
+    for (uint32_t j = skip; j < queue->count; j++) {
+        const struct sched_slot *slot =
+            &queue->slots[(queue->head + j) & s->mask];
+
+        /* A packet may start while any budget is left, so a large packet
+         * never waits for a bucket smaller than itself. */
+        if (*n >= max || *budget <= 0) {
+            more = false;
+            break;
+        }
+        if (aged && (uint32_t) (now_us - slot->ts_us) <= s->max_wait_us) {
+            break;
+        }
+        *budget -= slot->len;
+        pkts[(*n)++] = slot->pkt;
+        taken++;
+    }
+    if (taken) {
+        s->runs[s->n_runs++] = (struct sched_run) { .q = q, .aged = aged,
+                                                    .n = taken };
+    }
+    return more;
+}
+
+size_t
+awafs_sched_peek(struct awafs_sched *s, void **pkts, size_t max,
+                 int64_t byte_budget, uint32_t now_us)
+{
+    uint32_t skip[AWAFS_MAX_QUEUES] = { 0 };
     size_t n = 0;
 
-    for (uint32_t i = 0; i < s->n_queues && n < max; i++) {
-        const struct sched_queue *queue = &s->q[i];
-
-        for (uint32_t j = 0; j < queue->count && n < max; j++) {
-            const struct sched_slot *slot =
-                &queue->slots[(queue->head + j) & s->mask];
-
-            /* A packet may start while any budget is left, so a large
-             * packet never waits for a bucket smaller than itself. */
-            if (byte_budget <= 0) {
+    s->n_runs = 0;
+    if (s->max_wait_us) {
+        /* Heads that waited too long go first, higher queues first. */
+        for (uint32_t i = 1; i < s->n_queues; i++) {
+            if (!peek_queue(s, i, 0, true, now_us, pkts, max, &n,
+                            &byte_budget)) {
                 return n;
             }
-            byte_budget -= slot->len;
-            pkts[n++] = slot->pkt;
+            if (s->n_runs && s->runs[s->n_runs - 1].q == i) {
+                skip[i] = s->runs[s->n_runs - 1].n;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < s->n_queues; i++) {
+        if (!peek_queue(s, i, skip[i], false, now_us, pkts, max, &n,
+                        &byte_budget)) {
+            break;
         }
     }
     return n;
+}
+
+/* Removes the 'n' packets at the head of queue 'q' into its counters
+ * 'tx' (sent) or 'flush' (freed unsent); returns their bytes. */
+static uint64_t
+remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
+            bool aged)
+{
+    struct sched_queue *queue = &s->q[q];
+    uint64_t bytes = 0, marks = 0;
+
+    for (uint32_t j = 0; j < n; j++) {
+        const struct sched_slot *slot =
+            &queue->slots[(queue->head + j) & s->mask];
+
+        bytes += slot->len;
+        marks += slot->ce;
+    }
+    queue->head = (queue->head + n) & s->mask;
+    queue->count -= n;
+    queue->c.backlog_bytes -= bytes;
+    s->backlog -= n;
+    if (sent) {
+        queue->c.tx_packets += n;
+        queue->c.tx_bytes += bytes;
+        queue->c.ecn_marks += marks;
+        if (aged) {
+            queue->c.aged_packets += n;
+        }
+    } else {
+        queue->c.flush_packets += n;
+        queue->c.flush_bytes += bytes;
+    }
+    return bytes;
 }
 
 uint64_t
@@ -213,25 +333,35 @@ awafs_sched_commit(struct awafs_sched *s, size_t n)
 {
     uint64_t bytes = 0;
 
-    for (uint32_t i = 0; i < s->n_queues && n; i++) {
-        struct sched_queue *queue = &s->q[i];
-        uint64_t qbytes = 0;
-        uint32_t k = queue->count < n ? queue->count : n;
+    for (uint32_t i = 0; i < s->n_runs && n; i++) {
+        const struct sched_run *run = &s->runs[i];
+        uint32_t k = run->n < n ? run->n : n;
 
-        for (uint32_t j = 0; j < k; j++) {
-            qbytes += queue->slots[(queue->head + j) & s->mask].len;
-        }
-        queue->head = (queue->head + k) & s->mask;
-        queue->count -= k;
-        queue->c.tx_packets += k;
-        queue->c.tx_bytes += qbytes;
-        queue->c.backlog_bytes -= qbytes;
-        s->backlog -= k;
-        bytes += qbytes;
+        bytes += remove_head(s, run->q, k, true, run->aged);
         n -= k;
     }
+    s->n_runs = 0;
     set_backlog(s, s->backlog);
     return bytes;
+}
+
+size_t
+awafs_sched_flush(struct awafs_sched *s, void **pkts, size_t max)
+{
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < s->n_queues && n < max; i++) {
+        struct sched_queue *queue = &s->q[i];
+        uint32_t k = queue->count < max - n ? queue->count : max - n;
+
+        for (uint32_t j = 0; j < k; j++) {
+            pkts[n++] = queue->slots[(queue->head + j) & s->mask].pkt;
+        }
+        remove_head(s, i, k, false, false);
+    }
+    s->n_runs = 0;
+    set_backlog(s, s->backlog);
+    return n;
 }
 
 uint32_t
@@ -243,14 +373,6 @@ awafs_sched_backlog(const struct awafs_sched *s)
 }
 
 void
-awafs_sched_count_ecn_mark(struct awafs_sched *s, unsigned int q)
-{
-    if (q < s->n_queues) {
-        s->q[q].c.ecn_marks++;
-    }
-}
-
-void
 awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
                             struct awafs_queue_stats *stats)
 {
@@ -258,18 +380,18 @@ awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
     if (q < s->n_queues) {
         const struct sched_queue *queue = &s->q[q];
 
+        stats->enq_packets = queue->c.enq_packets;
+        stats->enq_bytes = queue->c.enq_bytes;
         stats->tx_packets = queue->c.tx_packets;
         stats->tx_bytes = queue->c.tx_bytes;
         stats->drop_packets = queue->c.drop_packets;
         stats->drop_bytes = queue->c.drop_bytes;
+        stats->flush_packets = queue->c.flush_packets;
+        stats->flush_bytes = queue->c.flush_bytes;
         stats->ecn_marks = queue->c.ecn_marks;
+        stats->aged_packets = queue->c.aged_packets;
         stats->backlog_packets = queue->count;
         stats->backlog_bytes = queue->c.backlog_bytes;
-        /* Every packet that arrived was sent, is queued or was dropped. */
-        stats->enq_packets = (stats->tx_packets + stats->backlog_packets
-                              + stats->drop_packets);
-        stats->enq_bytes = (stats->tx_bytes + stats->backlog_bytes
-                            + stats->drop_bytes);
     }
 }
 
@@ -329,6 +451,22 @@ csum_update16(uint16_t csum, uint16_t old, uint16_t new)
     sum = (sum & 0xffff) + (sum >> 16);
     sum = (sum & 0xffff) + (sum >> 16);
     return ~sum;
+}
+
+bool
+awafs_ecn_capable(const uint8_t *frame, size_t len,
+                  const struct awafs_hdr *h)
+{
+    const uint8_t *ip = frame + h->l3_ofs;
+
+    if (h->ip_version == 4 && (size_t) h->l3_ofs + 20 <= len) {
+        return (ip[1] & 3) == 1 || (ip[1] & 3) == 2;
+    } else if (h->ip_version == 6 && (size_t) h->l3_ofs + 40 <= len) {
+        uint8_t ecn = (ip[1] >> 4) & 3;
+
+        return ecn == 1 || ecn == 2;
+    }
+    return false;
 }
 
 bool

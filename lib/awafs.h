@@ -161,10 +161,14 @@ awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
 #define AWAFS_SCHED_MAX_LIMIT (1u << 20)    /* Packets per port. */
 
 struct awafs_queue_stats {
-    uint64_t enq_packets, enq_bytes;    /* Arrived: sent + queued + dropped. */
+    /* Every packet that arrived ('enq') was sent ('tx'), dropped at a full
+     * buffer ('drop'), freed unsent ('flush'), or is still queued. */
+    uint64_t enq_packets, enq_bytes;
     uint64_t tx_packets, tx_bytes;
     uint64_t drop_packets, drop_bytes;
-    uint64_t ecn_marks;
+    uint64_t flush_packets, flush_bytes;
+    uint64_t ecn_marks;                 /* Sent with CE set by AWAFS. */
+    uint64_t aged_packets;              /* Sent early by the guard. */
     uint64_t backlog_packets, backlog_bytes;
 };
 
@@ -175,29 +179,45 @@ struct awafs_sched *awafs_sched_create(uint32_t n_queues, uint32_t limit);
 void awafs_sched_destroy(struct awafs_sched *);   /* Must be empty. */
 size_t awafs_sched_memsize(uint32_t n_queues, uint32_t limit);
 
+/* ECN: an ECN-capable packet is marked CE if it is queued and finds more
+ * than 'threshold' packets (0: never) ahead of it in the whole buffer or,
+ * with 'per_queue', in its own queue. */
+void awafs_sched_set_ecn(struct awafs_sched *, uint32_t threshold,
+                         bool per_queue);
+/* Starvation guard: a packet of queue 1 or lower that has waited more than
+ * 'max_wait_us' (0: never) is sent before the higher queues' packets. */
+void awafs_sched_set_max_wait(struct awafs_sched *, uint32_t max_wait_us);
+
 /* Appends 'pkt' to queue 'q' (clamped to the last queue).  With the buffer
  * full, drops the newest packet of the lowest-priority non-empty queue if
  * that queue is below 'q', otherwise 'pkt' itself.  Returns the dropped
- * packet, for the caller to free, or NULL. */
+ * packet, for the caller to free, or NULL.  No ECN; queued at time 0. */
 void *awafs_sched_enqueue(struct awafs_sched *, unsigned int q, void *pkt,
                           uint32_t len);
 /* awafs_sched_enqueue() for 'n' packets, 'queues[i]' being the queue of
- * 'pkts[i]' and 'lens[i]' its length.  Stores the packets to drop in
- * 'victims' (room for 'n') and returns how many. */
+ * 'pkts[i]' and 'lens[i]' its length, queued at 'now_us' (any microsecond
+ * clock, modulo 2^32).  'ecn[i]' is in: nonzero if 'pkts[i]' is
+ * ECN-capable; out: nonzero if the caller must set CE on it (decided after
+ * the drop decision).  Stores the packets to drop in 'victims' (room for
+ * 'n') and returns how many. */
 size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
-                                 void **pkts, const uint32_t *lens, size_t n,
+                                 void **pkts, const uint32_t *lens,
+                                 uint8_t *ecn, size_t n, uint32_t now_us,
                                  void **victims);
 /* Copies up to 'max' packets in strict priority order, FIFO within a queue,
- * into 'pkts' without removing them.  Stops when 'byte_budget' is spent (a
- * packet may start while any budget is left). */
-size_t awafs_sched_peek(const struct awafs_sched *, void **pkts, size_t max,
-                        int64_t byte_budget);
-/* Removes the first 'n' packets awafs_sched_peek() returned (those that were
- * sent) and returns their bytes. */
+ * into 'pkts' without removing them; the guard's aged packets first.  Stops
+ * when 'byte_budget' is spent (a packet may start while any budget is
+ * left). */
+size_t awafs_sched_peek(struct awafs_sched *, void **pkts, size_t max,
+                        int64_t byte_budget, uint32_t now_us);
+/* Removes the first 'n' packets the last awafs_sched_peek() returned (those
+ * that were sent) and returns their bytes. */
 uint64_t awafs_sched_commit(struct awafs_sched *, size_t n);
+/* Removes up to 'max' queued packets into 'pkts', for the caller to free,
+ * counting them as flushed.  Returns how many. */
+size_t awafs_sched_flush(struct awafs_sched *, void **pkts, size_t max);
 /* Packets queued.  Safe from any thread, without the caller's lock. */
 uint32_t awafs_sched_backlog(const struct awafs_sched *);
-void awafs_sched_count_ecn_mark(struct awafs_sched *, unsigned int q);
 void awafs_sched_get_queue_stats(const struct awafs_sched *, unsigned int q,
                                  struct awafs_queue_stats *);
 
@@ -218,6 +238,9 @@ void awafs_tb_init(struct awafs_tb *, uint64_t rate_bytes, uint64_t burst,
 int64_t awafs_tb_budget(struct awafs_tb *, uint64_t now);
 void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
 
+/* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1). */
+bool awafs_ecn_capable(const uint8_t *frame, size_t len,
+                       const struct awafs_hdr *h);
 /* Sets CE on an ECT(0)/ECT(1) IPv4 or IPv6 packet parsed into 'h' (IPv4
  * checksum updated).  Returns true if it marked the packet. */
 bool awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h);
@@ -260,6 +283,8 @@ struct awafs_flow_key {
 
 struct awafs_flow_result {
     uint64_t bytes_sent;        /* The switch's count for this segment. */
+    unsigned int queue;         /* Its queue: never above (lower index)
+                                 * one its message already used. */
     int n_completed;            /* Messages this segment ended (0-2). */
     uint64_t completed[2];      /* Their sizes. */
 };
@@ -270,6 +295,9 @@ struct awafs_flowtab_stats {
     uint64_t completions;
     uint64_t partial;           /* Messages ended that the switch did not
                                  * see start: not reported as completions. */
+    uint64_t held_down;         /* Segments kept in their message's queue
+                                 * although the thresholds (or a resent
+                                 * segment's offset) would promote them. */
 };
 
 struct awafs_flowtab;
@@ -299,6 +327,7 @@ void awafs_flowtab_update(struct awafs_flowtab *,
                           const struct awafs_flow_key *key,
                           const struct awafs_hdr *h, bool host_reports,
                           int64_t now_us, int64_t idle_us,
+                          const struct awafs_thresholds *thr,
                           struct awafs_flow_result *r);
 /* Checks the next 'n' entries for flows idle longer than 'idle_us' after a
  * PSH segment, and longer than a retransmission timeout, and ends their

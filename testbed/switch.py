@@ -20,9 +20,9 @@ class Switch:
     """Only one at a time: the userspace datapath's kernel tap devices
     ('ovs-netdev', 'br0') have machine-wide names."""
 
-    def __init__(self):
+    def __init__(self, vswitchd=None):
         self.vin, self.vout = VethPair("awi0"), VethPair("awo0")
-        self.sb = OvsSandbox()
+        self.sb = OvsSandbox(vswitchd=vswitchd)
         self.src = None
         try:
             self.sb.start()

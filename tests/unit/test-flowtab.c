@@ -9,6 +9,13 @@
 #define ACK 0x10
 #define PSH_ACK 0x18
 
+/* Two queues, split at 'thr.thr[0]' bytes (tests may move it). */
+static struct awafs_thresholds thr = {
+    .n_queues = 2,
+    .thr = { 1000000, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+             UINT64_MAX, UINT64_MAX },
+};
+
 static struct awafs_flow_key
 key(uint16_t sport)
 {
@@ -30,7 +37,7 @@ seg_ack(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
                            .tcp_flags = flags };
     struct awafs_flow_result r;
 
-    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &r);
+    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &thr, &r);
     return r;
 }
 
@@ -204,7 +211,7 @@ test_pauses_inside_a_write_do_not_split(void **state)
         struct awafs_flow_key k = key(2);
         struct awafs_hdr h = { .seq = 99, .tcp_flags = 0x02, .mss = 1460 };
 
-        awafs_flowtab_update(t, &k, &h, false, 0, IDLE, &r);
+        awafs_flowtab_update(t, &k, &h, false, 0, IDLE, &thr, &r);
     }
     seg(t, 2, 100, 1000, PSH_ACK, 1);
     r = seg(t, 2, 1100, 1000, PSH_ACK, 2 + IDLE);
@@ -269,7 +276,7 @@ seg_report(struct awafs_flowtab *t, const struct awafs_hdr *h, int64_t now)
     struct awafs_flow_key k = key(1);
     struct awafs_flow_result r;
 
-    awafs_flowtab_update(t, &k, h, true, now, IDLE, &r);
+    awafs_flowtab_update(t, &k, h, true, now, IDLE, &thr, &r);
     return r;
 }
 
@@ -428,6 +435,36 @@ test_key_from_frames(void **state)
     assert_int_equal(h.mss, 1460);
 }
 
+/* A message's segments never move to a higher queue, even when the
+ * thresholds rise under it or a segment is sent again; the next message
+ * starts at the top. */
+static void
+test_queue_never_rises_within_a_message(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+
+    (void) state;
+    thr.thr[0] = 1000;
+    syn(t, 1, 1, 0);
+    assert_int_equal(seg(t, 1, 1, 1000, ACK, 1).queue, 0);
+    assert_int_equal(seg(t, 1, 1001, 1000, ACK, 2).queue, 1);
+    thr.thr[0] = 100000;                    /* The thresholds rise. */
+    assert_int_equal(seg(t, 1, 2001, 1000, ACK, 3).queue, 1);
+    assert_int_equal(seg(t, 1, 1, 1000, ACK, 4).queue, 1);   /* Resent. */
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.held_down, 2);
+    /* The peer's data moves the ACK: a new message, from queue 0. */
+    r = seg_ack(t, 1, 3001, 100, PSH_ACK, 500, 5);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.queue, 0);
+    thr.thr[0] = 50;
+    assert_int_equal(seg_ack(t, 1, 3101, 100, PSH_ACK, 500, 6).queue, 1);
+    thr.thr[0] = 1000000;
+    awafs_flowtab_destroy(t);
+}
+
 int
 main(void)
 {
@@ -443,6 +480,7 @@ main(void)
         cmocka_unit_test(test_messages_not_seen_from_their_start),
         cmocka_unit_test(test_bounded_with_eviction),
         cmocka_unit_test(test_key_from_frames),
+        cmocka_unit_test(test_queue_never_rises_within_a_message),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

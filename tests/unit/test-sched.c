@@ -3,6 +3,7 @@
 #include "unit.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Packets are small integers cast to pointers: (queue << 8) | seq. */
 #define PKT(q, seq) ((void *) (uintptr_t) ((q) << 8 | (seq)))
@@ -22,7 +23,7 @@ test_strict_priority_and_fifo(void **state)
     assert_null(awafs_sched_enqueue(s, 9, PKT(3, 2), 100));  /* Clamped. */
     assert_int_equal(awafs_sched_backlog(s), 6);
 
-    assert_int_equal(awafs_sched_peek(s, out, 16, INT64_MAX), 6);
+    assert_int_equal(awafs_sched_peek(s, out, 16, INT64_MAX, 0), 6);
     assert_ptr_equal(out[0], PKT(0, 0));
     assert_ptr_equal(out[1], PKT(1, 0));
     assert_ptr_equal(out[2], PKT(1, 1));
@@ -34,12 +35,14 @@ test_strict_priority_and_fifo(void **state)
     assert_int_equal(awafs_sched_backlog(s), 4);
     /* A later high-priority packet overtakes the queued low ones. */
     assert_null(awafs_sched_enqueue(s, 0, PKT(0, 1), 100));
-    assert_int_equal(awafs_sched_peek(s, out, 2, INT64_MAX), 2);
+    assert_int_equal(awafs_sched_peek(s, out, 2, INT64_MAX, 0), 2);
     assert_ptr_equal(out[0], PKT(0, 1));
     assert_ptr_equal(out[1], PKT(1, 1));
+    /* A commit removes only what the last peek returned. */
+    assert_int_equal(awafs_sched_peek(s, out, 16, INT64_MAX, 0), 5);
     awafs_sched_commit(s, 5);
     assert_int_equal(awafs_sched_backlog(s), 0);
-    assert_int_equal(awafs_sched_peek(s, out, 16, INT64_MAX), 0);
+    assert_int_equal(awafs_sched_peek(s, out, 16, INT64_MAX, 0), 0);
     awafs_sched_destroy(s);
 }
 
@@ -53,10 +56,10 @@ test_byte_budget(void **state)
     for (int i = 0; i < 4; i++) {
         awafs_sched_enqueue(s, 0, PKT(0, i), 1000);
     }
-    assert_int_equal(awafs_sched_peek(s, out, 8, 0), 0);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1), 1);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1000), 1);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1001), 2);
+    assert_int_equal(awafs_sched_peek(s, out, 8, 0, 0), 0);
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1, 0), 1);
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1000, 0), 1);
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1001, 0), 2);
     awafs_sched_commit(s, 4);
     awafs_sched_destroy(s);
 }
@@ -96,7 +99,7 @@ test_full_buffer_drops_lowest_first(void **state)
     assert_int_equal(st.enq_packets, 3);
     assert_int_equal(st.backlog_packets, 3);
 
-    assert_int_equal(awafs_sched_peek(s, out, 8, INT64_MAX), 4);
+    assert_int_equal(awafs_sched_peek(s, out, 8, INT64_MAX, 0), 4);
     assert_ptr_equal(out[0], PKT(0, 0));
     assert_ptr_equal(out[1], PKT(0, 1));
     assert_ptr_equal(out[2], PKT(0, 2));
@@ -119,7 +122,7 @@ test_wraparound(void **state)
     for (uint32_t i = 0; i < 1000; i++) {
         assert_null(awafs_sched_enqueue(s, 1, PKT(1, i & 0xff), 1));
         if (i % 3 == 2) {
-            size_t n = awafs_sched_peek(s, out, 8, INT64_MAX);
+            size_t n = awafs_sched_peek(s, out, 8, INT64_MAX, 0);
 
             for (size_t j = 0; j < n; j++) {
                 assert_ptr_equal(out[j], PKT(1, next & 0xff));
@@ -128,7 +131,8 @@ test_wraparound(void **state)
             awafs_sched_commit(s, n);
         }
     }
-    awafs_sched_commit(s, 8);
+    awafs_sched_commit(s, awafs_sched_peek(s, out, 8, INT64_MAX, 0));
+    assert_int_equal(awafs_sched_backlog(s), 0);
     awafs_sched_destroy(s);
 }
 
@@ -139,7 +143,7 @@ test_burst_equals_single(void **state)
     struct awafs_sched *a = awafs_sched_create(4, 20);
     struct awafs_sched *b = awafs_sched_create(4, 20);
     void *victims[32], *out_a[32], *out_b[32];
-    uint8_t queues[32];
+    uint8_t queues[32], ecn[32];
     uint32_t lens[32];
     void *pkts[32];
     size_t n_victims = 0;
@@ -158,14 +162,15 @@ test_burst_equals_single(void **state)
             victims[n_victims++] = v;
         }
     }
-    assert_int_equal(awafs_sched_enqueue_burst(b, queues, pkts, lens, 32,
-                                               out_b), n_victims);
+    memset(ecn, 0, sizeof ecn);
+    assert_int_equal(awafs_sched_enqueue_burst(b, queues, pkts, lens, ecn,
+                                               32, 0, out_b), n_victims);
     for (size_t i = 0; i < n_victims; i++) {
         assert_ptr_equal(out_b[i], victims[i]);
     }
     assert_int_equal(awafs_sched_backlog(b), 20);
-    assert_int_equal(awafs_sched_peek(a, out_a, 32, INT64_MAX), 20);
-    assert_int_equal(awafs_sched_peek(b, out_b, 32, INT64_MAX), 20);
+    assert_int_equal(awafs_sched_peek(a, out_a, 32, INT64_MAX, 0), 20);
+    assert_int_equal(awafs_sched_peek(b, out_b, 32, INT64_MAX, 0), 20);
     assert_memory_equal(out_a, out_b, 20 * sizeof out_a[0]);
     for (unsigned int q = 0; q < 4; q++) {
         struct awafs_queue_stats sa, sb;
@@ -178,6 +183,169 @@ test_burst_equals_single(void **state)
     awafs_sched_commit(b, 20);
     awafs_sched_destroy(a);
     awafs_sched_destroy(b);
+}
+
+/* Enqueues packets 'first'..'first + n - 1' to queue 'q' at 'now', all
+ * ECN-capable; returns how many the scheduler asked to mark. */
+static int
+burst(struct awafs_sched *s, unsigned int q, int first, int n,
+      uint32_t now, void **victims, size_t *n_victims)
+{
+    uint8_t queues[32], ecn[32];
+    uint32_t lens[32];
+    void *pkts[32];
+    int marks = 0;
+
+    for (int i = 0; i < n; i++) {
+        queues[i] = q;
+        lens[i] = 100;
+        pkts[i] = PKT(q, first + i);
+        ecn[i] = 1;
+    }
+    *n_victims = awafs_sched_enqueue_burst(s, queues, pkts, lens, ecn, n,
+                                           now, victims);
+    for (int i = 0; i < n; i++) {
+        marks += ecn[i];
+    }
+    return marks;
+}
+
+/* Per port: the backlog of all queues counts; per queue: only the packet's
+ * own queue.  A packet dropped at a full buffer is never marked, and a mark
+ * counts only when its packet is sent. */
+static void
+test_ecn_modes_after_drop(void **state)
+{
+    struct awafs_sched *s = awafs_sched_create(2, 10);
+    struct awafs_queue_stats st;
+    void *victims[32], *out[32];
+    size_t nv;
+
+    (void) state;
+    awafs_sched_set_ecn(s, 3, false);
+    assert_int_equal(burst(s, 1, 0, 4, 0, victims, &nv), 0);
+    /* 4 queued in queue 1: queue-0 packets find more than 3 ahead. */
+    assert_int_equal(burst(s, 0, 0, 2, 0, victims, &nv), 2);
+    /* 6 queued; of 6 more for queue 1, 4 fit and are marked, 2 dropped
+     * unmarked. */
+    assert_int_equal(burst(s, 1, 4, 6, 0, victims, &nv), 4);
+    assert_int_equal(nv, 2);
+    /* A queue-0 packet pushes out queue 1's newest, which was marked. */
+    assert_int_equal(burst(s, 0, 2, 1, 0, victims, &nv), 1);
+    assert_int_equal(nv, 1);
+    assert_ptr_equal(victims[0], PKT(1, 7));
+
+    assert_int_equal(awafs_sched_peek(s, out, 32, INT64_MAX, 0), 10);
+    awafs_sched_commit(s, 10);
+    awafs_sched_get_queue_stats(s, 0, &st);
+    assert_int_equal(st.ecn_marks, 3);
+    awafs_sched_get_queue_stats(s, 1, &st);
+    assert_int_equal(st.ecn_marks, 3);      /* 4 marked, 1 of them lost. */
+    assert_int_equal(st.drop_packets, 3);
+
+    /* Per queue: a backlog of another queue does not mark. */
+    awafs_sched_set_ecn(s, 3, true);
+    burst(s, 1, 0, 8, 0, victims, &nv);
+    assert_int_equal(burst(s, 0, 0, 2, 0, victims, &nv), 0);
+    assert_int_equal(burst(s, 1, 8, 1, 0, victims, &nv), 0);    /* Full. */
+    awafs_sched_commit(s, awafs_sched_peek(s, out, 32, INT64_MAX, 0));
+    burst(s, 0, 0, 4, 0, victims, &nv);
+    assert_int_equal(burst(s, 0, 4, 2, 0, victims, &nv), 2);
+    awafs_sched_commit(s, awafs_sched_peek(s, out, 32, INT64_MAX, 0));
+    awafs_sched_destroy(s);
+}
+
+/* With the guard, a low queue's head that waited longer than the limit
+ * goes ahead of a higher queue's packets; otherwise strict priority. */
+static void
+test_starvation_guard(void **state)
+{
+    struct awafs_sched *s = awafs_sched_create(3, 100);
+    struct awafs_queue_stats st;
+    void *victims[32], *out[32];
+    size_t nv;
+
+    (void) state;
+    awafs_sched_set_max_wait(s, 1000);
+    burst(s, 2, 0, 2, 100, victims, &nv);
+    burst(s, 2, 2, 2, 900, victims, &nv);
+    burst(s, 0, 0, 3, 1000, victims, &nv);
+    /* At 1050 nothing waited more than 1000 us: strict order. */
+    assert_int_equal(awafs_sched_peek(s, out, 2, INT64_MAX, 1050), 2);
+    assert_ptr_equal(out[0], PKT(0, 0));
+    /* At 1200 the first two of queue 2 waited 1100 us: they go first,
+     * then queue 0, then the rest of queue 2 in order. */
+    assert_int_equal(awafs_sched_peek(s, out, 32, INT64_MAX, 1200), 7);
+    assert_ptr_equal(out[0], PKT(2, 0));
+    assert_ptr_equal(out[1], PKT(2, 1));
+    assert_ptr_equal(out[2], PKT(0, 0));
+    assert_ptr_equal(out[4], PKT(0, 2));
+    assert_ptr_equal(out[5], PKT(2, 2));
+    assert_ptr_equal(out[6], PKT(2, 3));
+    /* The NIC takes 3: the two aged ones and the first queue-0 packet. */
+    assert_int_equal(awafs_sched_commit(s, 3), 300);
+    assert_int_equal(awafs_sched_peek(s, out, 32, INT64_MAX, 1200), 4);
+    assert_ptr_equal(out[0], PKT(0, 1));
+    assert_ptr_equal(out[2], PKT(2, 2));
+    awafs_sched_commit(s, 4);
+    awafs_sched_get_queue_stats(s, 2, &st);
+    assert_int_equal(st.aged_packets, 2);
+    assert_int_equal(st.tx_packets, 4);
+    /* Wrapping clock: queued at 2^32 - 500, aged at 600. */
+    burst(s, 1, 0, 1, UINT32_MAX - 500, victims, &nv);
+    burst(s, 0, 0, 1, 600, victims, &nv);
+    assert_int_equal(awafs_sched_peek(s, out, 32, INT64_MAX, 600), 2);
+    assert_ptr_equal(out[0], PKT(1, 0));
+    awafs_sched_commit(s, 2);
+    awafs_sched_destroy(s);
+}
+
+/* Whatever happens, every packet that arrived is accounted for once:
+ * enq = tx + drop + flush + backlog, per queue, in packets and bytes. */
+static void
+test_counters_add_up(void **state)
+{
+    struct awafs_sched *s = awafs_sched_create(4, 50);
+    uint64_t drops = 0, flushes = 0, marks = 0;
+    void *victims[32], *out[32];
+    size_t nv;
+
+    (void) state;
+    srand(7);
+    awafs_sched_set_ecn(s, 5, false);
+    awafs_sched_set_max_wait(s, 300);
+    for (uint32_t t = 0; t < 20000; t += 10) {
+        burst(s, rand() % 4, 0, 1 + rand() % 32, t, victims, &nv);
+        if (rand() % 3) {
+            size_t n = awafs_sched_peek(s, out, 32, rand() % 5000, t);
+
+            awafs_sched_commit(s, n ? rand() % (n + 1) : 0);
+        }
+        if (rand() % 200 == 0) {
+            while (awafs_sched_flush(s, out, 7)) {
+                continue;
+            }
+        }
+    }
+    for (unsigned int q = 0; q < 4; q++) {
+        struct awafs_queue_stats st;
+
+        awafs_sched_get_queue_stats(s, q, &st);
+        drops += st.drop_packets;
+        flushes += st.flush_packets;
+        marks += st.ecn_marks;
+        assert_int_equal(st.enq_packets, st.tx_packets + st.drop_packets
+                         + st.flush_packets + st.backlog_packets);
+        assert_int_equal(st.enq_bytes, st.tx_bytes + st.drop_bytes
+                         + st.flush_bytes + st.backlog_bytes);
+        assert_true(st.ecn_marks <= st.tx_packets);
+    }
+    assert_true(drops && flushes && marks);
+    while (awafs_sched_flush(s, out, 32)) {
+        continue;
+    }
+    assert_int_equal(awafs_sched_backlog(s), 0);
+    awafs_sched_destroy(s);
 }
 
 static void
@@ -280,6 +448,9 @@ main(void)
         cmocka_unit_test(test_create_limits),
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_ecn_marking),
+        cmocka_unit_test(test_ecn_modes_after_drop),
+        cmocka_unit_test(test_starvation_guard),
+        cmocka_unit_test(test_counters_add_up),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
