@@ -10,6 +10,16 @@ from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
                              tcp_frame)
 
 
+def wait_until(cond, timeout, step=0.05):
+    """Polls 'cond' until it holds or 'timeout' seconds pass; its value."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
 def completion_frames(sizes):
     """One completion frame per flow: the flow's last segment."""
     return [tcp_frame(bytes_sent=max(s - 1000, 0), flow_size=s, sport=3000,

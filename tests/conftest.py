@@ -22,6 +22,32 @@ def workloads():
     return path
 
 
+# ---- the two-port switch (testbed/switch.py) ----
+
+@pytest.fixture(scope="module")
+def switch():
+    """p0 -> p1 on a sandboxed switch, per module; AWAFS_TEST_VSWITCHD runs
+    it on another ovs-vswitchd binary (an older build, say)."""
+    import os
+
+    from testbed.switch import Switch
+
+    sw = Switch(vswitchd=os.environ.get("AWAFS_TEST_VSWITCHD"))
+    yield sw
+    sw.close()
+
+
+@pytest.fixture
+def sw(switch):
+    """The module's switch, with no QoS on p1, p1 up and no PMD sleep after
+    the test."""
+    yield switch
+    switch.clear_qos()
+    switch.sb.ofctl("mod-port", "br0", "p1", "up")
+    switch.sb.vsctl("remove", "open_vswitch", ".", "other_config",
+                    "pmd-maxsleep")
+
+
 # ---- end hosts: namespaces on the switch, a cgroup, an exact window ----
 
 @pytest.fixture(scope="module")

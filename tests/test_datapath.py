@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO
 from testbed.ovs_sandbox import OvsSandbox
-from testbed.switch import Switch, completion_frames
+from testbed.switch import completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import inverse_cdf, load_cdf, weyl_samples
 
@@ -22,29 +22,6 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (DPDK, veth)")
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
-
-
-@pytest.fixture(scope="module")
-def switch():
-    sw = Switch()
-    yield sw
-    sw.close()
-
-
-@pytest.fixture
-def sw(switch):
-    """The module's switch, with no QoS on p1 after the test."""
-    yield switch
-    switch.clear_qos()
-
-
-def wait_until(cond, timeout, step=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 def history(sb, port):

@@ -16,38 +16,13 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from testbed.switch import Switch
+from testbed.switch import wait_until
 from testbed.traffic import Capture, RawPort, ip, parse_frame, tcp_frame
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (DPDK, veth)")
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
-
-
-@pytest.fixture(scope="module")
-def switch():
-    sw = Switch(vswitchd=os.environ.get("AWAFS_TEST_VSWITCHD"))
-    yield sw
-    sw.close()
-
-
-@pytest.fixture
-def sw(switch):
-    yield switch
-    switch.clear_qos()
-    switch.sb.ofctl("mod-port", "br0", "p1", "up")
-    switch.sb.vsctl("remove", "open_vswitch", ".", "other_config",
-                    "pmd-maxsleep")
-
-
-def wait_until(cond, timeout, step=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 def port_counts(sb):

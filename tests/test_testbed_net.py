@@ -27,10 +27,16 @@ for _ in range(int(sys.argv[1])):
     c.close()
 """
 
+# Started right after the receiver: retries until it listens.
 SENDER = """
-import socket, sys
+import socket, sys, time
 for port in range(int(sys.argv[2])):
-    c = socket.create_connection((sys.argv[1], 5001))
+    for attempt in range(100):
+        try:
+            c = socket.create_connection((sys.argv[1], 5001))
+            break
+        except ConnectionRefusedError:
+            time.sleep(0.05)
     c.sendall(b"x" * 200000)
     c.close()
 """
