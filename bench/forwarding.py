@@ -63,6 +63,12 @@ def apply(sb, name):
         return
     cfg = dict(cfg)
     qtype = cfg.pop("type", "awafs")
+    if qtype == "awafs":
+        # Without max-rate awafs shapes to the link, which net_null says is
+        # 10 Gb/s: 1518-byte frames would be shaped and dropped.  Shaped to
+        # its maximum instead, it forwards all that the PMD can, as without
+        # QoS, so the ratio is the scheduler's CPU cost.
+        cfg.setdefault("max-rate", 400000000000)
     kv = [f'other_config:{k}="{v}"' for k, v in cfg.items()]
     sb.vsctl("set", "port", "p1", "qos=@q", "--", "--id=@q", "create", "qos",
              f"type={qtype}", *kv)

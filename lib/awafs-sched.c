@@ -44,6 +44,7 @@ struct sched_counters {
     uint64_t ecn_marks;         /* Marked packets transmitted. */
     uint64_t aged_packets;      /* Sent early by the starvation guard. */
     uint64_t backlog_bytes;
+    uint32_t sojourn_max_us;    /* Longest a sent packet waited. */
 };
 
 /* One run of packets of one queue in the order awafs_sched_peek() returned
@@ -72,6 +73,7 @@ struct awafs_sched {
     uint32_t max_wait_us;       /* Starvation guard; 0: off. */
     struct sched_run runs[2 * AWAFS_MAX_QUEUES];   /* Of the last peek. */
     uint32_t n_runs;
+    uint32_t peek_us;           /* 'now_us' of the last peek. */
     struct sched_queue q[AWAFS_MAX_QUEUES];
 };
 
@@ -273,6 +275,7 @@ awafs_sched_peek(struct awafs_sched *s, void **pkts, size_t max,
     size_t n = 0;
 
     s->n_runs = 0;
+    s->peek_us = now_us;
     if (s->max_wait_us) {
         /* Heads that waited too long go first, higher queues first. */
         for (uint32_t i = 1; i < s->n_queues; i++) {
@@ -301,6 +304,8 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
             bool aged)
 {
     struct sched_queue *queue = &s->q[q];
+    /* The run's first packet waited longest. */
+    uint32_t waited = s->peek_us - queue->slots[queue->head].ts_us;
     uint64_t bytes = 0, marks = 0;
 
     for (uint32_t j = 0; j < n; j++) {
@@ -315,6 +320,9 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
     queue->c.backlog_bytes -= bytes;
     s->backlog -= n;
     if (sent) {
+        if (n && waited > queue->c.sojourn_max_us && waited < 1u << 31) {
+            queue->c.sojourn_max_us = waited;
+        }
         queue->c.tx_packets += n;
         queue->c.tx_bytes += bytes;
         queue->c.ecn_marks += marks;
@@ -390,6 +398,7 @@ awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
         stats->flush_bytes = queue->c.flush_bytes;
         stats->ecn_marks = queue->c.ecn_marks;
         stats->aged_packets = queue->c.aged_packets;
+        stats->sojourn_max_us = queue->c.sojourn_max_us;
         stats->backlog_packets = queue->count;
         stats->backlog_bytes = queue->c.backlog_bytes;
     }

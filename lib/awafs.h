@@ -169,6 +169,8 @@ struct awafs_queue_stats {
     uint64_t flush_packets, flush_bytes;
     uint64_t ecn_marks;                 /* Sent with CE set by AWAFS. */
     uint64_t aged_packets;              /* Sent early by the guard. */
+    uint32_t sojourn_max_us;            /* Longest a sent packet waited, by
+                                         * the clocks of enqueue and peek. */
     uint64_t backlog_packets, backlog_bytes;
 };
 

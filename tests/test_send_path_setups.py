@@ -113,3 +113,50 @@ def test_buffers_bounded_by_per_port_mempools():
         before = rx()
         time.sleep(1)
         assert rx() > before + 100000
+
+
+def test_unshaped_port_is_shaped_to_its_link():
+    """No max-rate: the port is shaped to its link (net_null says 10 Gb/s),
+    so when more arrives than the link carries (1518-byte frames from a
+    net_null source, about 1 Mpps at most at 10 Gb/s) the AWAFS queues hold
+    the excess instead of the NIC's ring, and a high-priority frame waits
+    at most the 50 us burst plus a PMD iteration or two, far less than the
+    low-priority backlog."""
+    vin = VethPair("awi0")
+    src = None
+    try:
+        with OvsSandbox(vswitchd=VSWITCHD) as sb:
+            sb.add_bridge()
+            # copy=1: zeros, not the stale data of recycled mbufs (frames
+            # of the other port, which would parse as theirs).
+            sb.add_dpdk_port("br0", "p0", "net_null0,size=1518,copy=1", 1)
+            sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+            sb.add_af_packet_port("br0", "hp", vin.sw, 3)
+            sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
+            sb.set_awafs("p1", queues=2, mode="static", thresholds=10000)
+            _, details, _ = sb.qos_show("p1")
+            assert details["rate-source"] == "link", details
+            assert details["rate"] == "10000000000"
+
+            # Headerless null frames: the lowest queue, backlogged.
+            assert wait_until(lambda: int(sb.qos_show("p1")[2][1]
+                                          ["dropped-packets"]) > 1000, 10)
+            src = RawPort(vin.host)
+            for i in range(20):
+                src.send([tcp_frame(bytes_sent=0, sport=2000, seq=10 * i + j)
+                          for j in range(10)])
+                time.sleep(0.01)
+            assert wait_until(lambda: sb.qos_show("p1")[2][0]
+                              ["tx_packets"] == "200", 5)
+            _, details, queues = sb.qos_show("p1")
+    finally:
+        if src:
+            src.close()
+        vin.delete()
+    assert int(details["backlog-packets"]) > 500
+    assert queues[0]["dropped-packets"] == "0"
+    high, low = (int(queues[q]["sojourn-max-us"]) for q in (0, 1))
+    # The low queue: a full buffer (1024 frames) at 10 Gb/s is 1.25 ms.
+    assert low >= 1000, queues
+    assert high <= 500, queues
