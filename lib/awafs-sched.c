@@ -34,10 +34,10 @@ struct sched_slot {
     uint32_t ts_us;             /* Queued at (low bits), for the guard. */
 };
 
-/* Per-queue counters.  Each is counted where it happens, so that
- * enq = tx + drop + flush + backlog is a check, not a definition. */
+/* Per-queue counters, kept to the minimum the fast path must update: a
+ * packet that arrived was sent, dropped, flushed or is queued, so the
+ * arrivals are their sum (awafs_sched_get_queue_stats()). */
 struct sched_counters {
-    uint64_t enq_packets, enq_bytes;
     uint64_t tx_packets, tx_bytes;
     uint64_t drop_packets, drop_bytes;
     uint64_t flush_packets, flush_bytes;
@@ -53,6 +53,8 @@ struct sched_run {
     uint8_t q;
     uint8_t aged;
     uint32_t n;
+    uint32_t marks;             /* Of the 'n' packets, marked CE. */
+    uint64_t bytes;             /* Of the 'n' packets. */
 };
 
 struct sched_queue {
@@ -162,8 +164,6 @@ enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len,
         q = s->n_queues - 1;
     }
     queue = &s->q[q];
-    queue->c.enq_packets++;
-    queue->c.enq_bytes += len;
     if (s->backlog >= s->limit) {
         /* Full: the newest packet of the lowest-priority non-empty queue
          * goes, unless the new packet's queue is that low or lower. */
@@ -177,7 +177,9 @@ enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len,
         if (low <= q) {
             queue->c.drop_packets++;
             queue->c.drop_bytes += len;
-            *ecn = 0;
+            if (ecn) {
+                *ecn = 0;
+            }
             return pkt;
         }
         lq = &s->q[low];
@@ -189,10 +191,12 @@ enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len,
         lq->c.backlog_bytes -= slot->len;
         s->backlog--;
     }
-    found = s->ecn_per_queue ? queue->count : s->backlog;
-    *ecn = *ecn && s->ecn_threshold && found > s->ecn_threshold;
+    if (ecn) {
+        found = s->ecn_per_queue ? queue->count : s->backlog;
+        *ecn = *ecn && s->ecn_threshold && found > s->ecn_threshold;
+    }
     queue->slots[(queue->head + queue->count) & s->mask] =
-        (struct sched_slot) { .pkt = pkt, .len = len, .ce = *ecn != 0,
+        (struct sched_slot) { .pkt = pkt, .len = len, .ce = ecn && *ecn,
                               .ts_us = now_us };
     queue->count++;
     queue->c.backlog_bytes += len;
@@ -204,8 +208,7 @@ void *
 awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
                     uint32_t len)
 {
-    uint8_t ecn = 0;
-    void *victim = enqueue__(s, q, pkt, len, &ecn, 0);
+    void *victim = enqueue__(s, q, pkt, len, NULL, 0);
 
     set_backlog(s, s->backlog);
     return victim;
@@ -219,8 +222,8 @@ awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
     size_t n_victims = 0;
 
     for (size_t i = 0; i < n; i++) {
-        void *victim = enqueue__(s, queues[i], pkts[i], lens[i], &ecn[i],
-                                 now_us);
+        void *victim = enqueue__(s, queues[i], pkts[i], lens[i],
+                                 ecn ? &ecn[i] : NULL, now_us);
 
         if (victim) {
             victims[n_victims++] = victim;
@@ -234,36 +237,45 @@ awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
  * its 'skip'th, while 'budget' lasts; with 'aged', only those queued more
  * than the guard's time before 'now_us'.  Records the run.  Returns false
  * once the budget or 'max' is exhausted. */
-static bool
+static inline bool
 peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
-           uint32_t now_us, void **pkts, size_t max, size_t *n,
-           int64_t *budget)
+           uint32_t now_us, void **pkts, size_t max, size_t *np,
+           int64_t *budgetp)
 {
     const struct sched_queue *queue = &s->q[q];
-    uint32_t taken = 0;
+    int64_t budget = *budgetp;
+    uint32_t marks = 0;
+    uint64_t bytes = 0;
+    size_t n = *np;
     bool more = true;
+    uint32_t j;
 
-    for (uint32_t j = skip; j < queue->count; j++) {
+    for (j = skip; j < queue->count; j++) {
         const struct sched_slot *slot =
             &queue->slots[(queue->head + j) & s->mask];
 
         /* A packet may start while any budget is left, so a large packet
          * never waits for a bucket smaller than itself. */
-        if (*n >= max || *budget <= 0) {
+        if (n >= max || budget <= 0) {
             more = false;
             break;
         }
         if (aged && (uint32_t) (now_us - slot->ts_us) <= s->max_wait_us) {
             break;
         }
-        *budget -= slot->len;
-        pkts[(*n)++] = slot->pkt;
-        taken++;
+        budget -= slot->len;
+        bytes += slot->len;
+        marks += slot->ce;
+        pkts[n++] = slot->pkt;
     }
-    if (taken) {
-        s->runs[s->n_runs++] = (struct sched_run) { .q = q, .aged = aged,
-                                                    .n = taken };
+    if (j > skip) {
+        s->runs[s->n_runs++] = (struct sched_run) {
+            .q = q, .aged = aged, .n = j - skip, .marks = marks,
+            .bytes = bytes,
+        };
     }
+    *np = n;
+    *budgetp = budget;
     return more;
 }
 
@@ -298,22 +310,29 @@ awafs_sched_peek(struct awafs_sched *s, void **pkts, size_t max,
 }
 
 /* Removes the 'n' packets at the head of queue 'q' into its counters
- * 'tx' (sent) or 'flush' (freed unsent); returns their bytes. */
+ * 'tx' (sent) or 'flush' (freed unsent); returns their bytes.  'run', if
+ * nonnull, is the peek's run that starts there: its totals serve when all
+ * of it goes. */
 static uint64_t
 remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
-            bool aged)
+            const struct sched_run *run)
 {
     struct sched_queue *queue = &s->q[q];
     /* The run's first packet waited longest. */
     uint32_t waited = s->peek_us - queue->slots[queue->head].ts_us;
     uint64_t bytes = 0, marks = 0;
 
-    for (uint32_t j = 0; j < n; j++) {
-        const struct sched_slot *slot =
-            &queue->slots[(queue->head + j) & s->mask];
+    if (run && run->n == n) {
+        bytes = run->bytes;
+        marks = run->marks;
+    } else {
+        for (uint32_t j = 0; j < n; j++) {
+            const struct sched_slot *slot =
+                &queue->slots[(queue->head + j) & s->mask];
 
-        bytes += slot->len;
-        marks += slot->ce;
+            bytes += slot->len;
+            marks += slot->ce;
+        }
     }
     queue->head = (queue->head + n) & s->mask;
     queue->count -= n;
@@ -326,7 +345,7 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
         queue->c.tx_packets += n;
         queue->c.tx_bytes += bytes;
         queue->c.ecn_marks += marks;
-        if (aged) {
+        if (run && run->aged) {
             queue->c.aged_packets += n;
         }
     } else {
@@ -345,7 +364,7 @@ awafs_sched_commit(struct awafs_sched *s, size_t n)
         const struct sched_run *run = &s->runs[i];
         uint32_t k = run->n < n ? run->n : n;
 
-        bytes += remove_head(s, run->q, k, true, run->aged);
+        bytes += remove_head(s, run->q, k, true, run);
         n -= k;
     }
     s->n_runs = 0;
@@ -365,7 +384,7 @@ awafs_sched_flush(struct awafs_sched *s, void **pkts, size_t max)
         for (uint32_t j = 0; j < k; j++) {
             pkts[n++] = queue->slots[(queue->head + j) & s->mask].pkt;
         }
-        remove_head(s, i, k, false, false);
+        remove_head(s, i, k, false, NULL);
     }
     s->n_runs = 0;
     set_backlog(s, s->backlog);
@@ -388,8 +407,6 @@ awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
     if (q < s->n_queues) {
         const struct sched_queue *queue = &s->q[q];
 
-        stats->enq_packets = queue->c.enq_packets;
-        stats->enq_bytes = queue->c.enq_bytes;
         stats->tx_packets = queue->c.tx_packets;
         stats->tx_bytes = queue->c.tx_bytes;
         stats->drop_packets = queue->c.drop_packets;
@@ -401,6 +418,11 @@ awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
         stats->sojourn_max_us = queue->c.sojourn_max_us;
         stats->backlog_packets = queue->count;
         stats->backlog_bytes = queue->c.backlog_bytes;
+        stats->enq_packets = (stats->tx_packets + stats->drop_packets
+                              + stats->flush_packets
+                              + stats->backlog_packets);
+        stats->enq_bytes = (stats->tx_bytes + stats->drop_bytes
+                            + stats->flush_bytes + stats->backlog_bytes);
     }
 }
 

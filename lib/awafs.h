@@ -161,8 +161,9 @@ awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
 #define AWAFS_SCHED_MAX_LIMIT (1u << 20)    /* Packets per port. */
 
 struct awafs_queue_stats {
-    /* Every packet that arrived ('enq') was sent ('tx'), dropped at a full
-     * buffer ('drop'), freed unsent ('flush'), or is still queued. */
+    /* Every packet that arrived ('enq', their sum) was sent ('tx'),
+     * dropped at a full buffer ('drop'), freed unsent ('flush'), or is
+     * still queued ('backlog'). */
     uint64_t enq_packets, enq_bytes;
     uint64_t tx_packets, tx_bytes;
     uint64_t drop_packets, drop_bytes;
@@ -200,7 +201,7 @@ void *awafs_sched_enqueue(struct awafs_sched *, unsigned int q, void *pkt,
  * 'pkts[i]' and 'lens[i]' its length, queued at 'now_us' (any microsecond
  * clock, modulo 2^32).  'ecn[i]' is in: nonzero if 'pkts[i]' is
  * ECN-capable; out: nonzero if the caller must set CE on it (decided after
- * the drop decision).  Stores the packets to drop in 'victims' (room for
+ * the drop decision); 'ecn' may be NULL: no marking.  Stores the packets to drop in 'victims' (room for
  * 'n') and returns how many. */
 size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
                                  void **pkts, const uint32_t *lens,
