@@ -31,7 +31,7 @@ struct sched_slot {
     void *pkt;
     uint32_t len : 31;
     uint32_t ce : 1;            /* Marked CE when it was queued. */
-    uint32_t ts_us;             /* Queued at (low bits), for the guard. */
+    uint32_t ts;                /* Queued at, in the caller's clock ticks. */
 };
 
 /* Per-queue counters, kept to the minimum the fast path must update: a
@@ -44,7 +44,7 @@ struct sched_counters {
     uint64_t ecn_marks;         /* Marked packets transmitted. */
     uint64_t aged_packets;      /* Sent early by the starvation guard. */
     uint64_t backlog_bytes;
-    uint32_t sojourn_max_us;    /* Longest a sent packet waited. */
+    uint32_t sojourn_max;       /* Longest a sent packet waited, ticks. */
 };
 
 /* One run of packets of one queue in the order awafs_sched_peek() returned
@@ -72,10 +72,10 @@ struct awafs_sched {
     atomic_uint backlog_shared; /* Copy of 'backlog' for lock-free reads. */
     uint32_t ecn_threshold;     /* Packets; 0: no marking. */
     bool ecn_per_queue;         /* Else the whole port's backlog. */
-    uint32_t max_wait_us;       /* Starvation guard; 0: off. */
+    uint32_t max_wait;          /* Starvation guard, ticks; 0: off. */
     struct sched_run runs[2 * AWAFS_MAX_QUEUES];   /* Of the last peek. */
     uint32_t n_runs;
-    uint32_t peek_us;           /* 'now_us' of the last peek. */
+    uint32_t peek_now;          /* 'now' of the last peek. */
     struct sched_queue q[AWAFS_MAX_QUEUES];
 };
 
@@ -142,9 +142,9 @@ awafs_sched_set_ecn(struct awafs_sched *s, uint32_t threshold, bool per_queue)
 }
 
 void
-awafs_sched_set_max_wait(struct awafs_sched *s, uint32_t max_wait_us)
+awafs_sched_set_max_wait(struct awafs_sched *s, uint32_t max_wait)
 {
-    s->max_wait_us = max_wait_us;
+    s->max_wait = max_wait;
 }
 
 /* Appends 'pkt' to queue 'q', or returns the packet to drop (see
@@ -154,7 +154,7 @@ awafs_sched_set_max_wait(struct awafs_sched *s, uint32_t max_wait_us)
  * the backlog it found. */
 static inline void *
 enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len,
-          uint8_t *ecn, uint32_t now_us)
+          uint8_t *ecn, uint32_t now)
 {
     struct sched_queue *queue;
     void *victim = NULL;
@@ -197,7 +197,7 @@ enqueue__(struct awafs_sched *s, unsigned int q, void *pkt, uint32_t len,
     }
     queue->slots[(queue->head + queue->count) & s->mask] =
         (struct sched_slot) { .pkt = pkt, .len = len, .ce = ecn && *ecn,
-                              .ts_us = now_us };
+                              .ts = now };
     queue->count++;
     queue->c.backlog_bytes += len;
     s->backlog++;
@@ -217,13 +217,13 @@ awafs_sched_enqueue(struct awafs_sched *s, unsigned int q, void *pkt,
 size_t
 awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
                           void **pkts, const uint32_t *lens, uint8_t *ecn,
-                          size_t n, uint32_t now_us, void **victims)
+                          size_t n, uint32_t now, void **victims)
 {
     size_t n_victims = 0;
 
     for (size_t i = 0; i < n; i++) {
         void *victim = enqueue__(s, queues[i], pkts[i], lens[i],
-                                 ecn ? &ecn[i] : NULL, now_us);
+                                 ecn ? &ecn[i] : NULL, now);
 
         if (victim) {
             victims[n_victims++] = victim;
@@ -235,11 +235,11 @@ awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
 
 /* Appends to 'pkts' (holding '*n' of 'max') the packets of queue 'q' from
  * its 'skip'th, while 'budget' lasts; with 'aged', only those queued more
- * than the guard's time before 'now_us'.  Records the run.  Returns false
+ * than the guard's time before 'now'.  Records the run.  Returns false
  * once the budget or 'max' is exhausted. */
 static inline bool
 peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
-           uint32_t now_us, void **pkts, size_t max, size_t *np,
+           uint32_t now, void **pkts, size_t max, size_t *np,
            int64_t *budgetp)
 {
     const struct sched_queue *queue = &s->q[q];
@@ -260,7 +260,7 @@ peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
             more = false;
             break;
         }
-        if (aged && (uint32_t) (now_us - slot->ts_us) <= s->max_wait_us) {
+        if (aged && (uint32_t) (now - slot->ts) <= s->max_wait) {
             break;
         }
         budget -= slot->len;
@@ -281,17 +281,17 @@ peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
 
 size_t
 awafs_sched_peek(struct awafs_sched *s, void **pkts, size_t max,
-                 int64_t byte_budget, uint32_t now_us)
+                 int64_t byte_budget, uint32_t now)
 {
     uint32_t skip[AWAFS_MAX_QUEUES] = { 0 };
     size_t n = 0;
 
     s->n_runs = 0;
-    s->peek_us = now_us;
-    if (s->max_wait_us) {
+    s->peek_now = now;
+    if (s->max_wait) {
         /* Heads that waited too long go first, higher queues first. */
         for (uint32_t i = 1; i < s->n_queues; i++) {
-            if (!peek_queue(s, i, 0, true, now_us, pkts, max, &n,
+            if (!peek_queue(s, i, 0, true, now, pkts, max, &n,
                             &byte_budget)) {
                 return n;
             }
@@ -301,7 +301,7 @@ awafs_sched_peek(struct awafs_sched *s, void **pkts, size_t max,
         }
     }
     for (uint32_t i = 0; i < s->n_queues; i++) {
-        if (!peek_queue(s, i, skip[i], false, now_us, pkts, max, &n,
+        if (!peek_queue(s, i, skip[i], false, now, pkts, max, &n,
                         &byte_budget)) {
             break;
         }
@@ -319,7 +319,7 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
 {
     struct sched_queue *queue = &s->q[q];
     /* The run's first packet waited longest. */
-    uint32_t waited = s->peek_us - queue->slots[queue->head].ts_us;
+    uint32_t waited = s->peek_now - queue->slots[queue->head].ts;
     uint64_t bytes = 0, marks = 0;
 
     if (run && run->n == n) {
@@ -339,8 +339,8 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
     queue->c.backlog_bytes -= bytes;
     s->backlog -= n;
     if (sent) {
-        if (n && waited > queue->c.sojourn_max_us && waited < 1u << 31) {
-            queue->c.sojourn_max_us = waited;
+        if (n && waited > queue->c.sojourn_max && waited < 1u << 31) {
+            queue->c.sojourn_max = waited;
         }
         queue->c.tx_packets += n;
         queue->c.tx_bytes += bytes;
@@ -415,7 +415,7 @@ awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
         stats->flush_bytes = queue->c.flush_bytes;
         stats->ecn_marks = queue->c.ecn_marks;
         stats->aged_packets = queue->c.aged_packets;
-        stats->sojourn_max_us = queue->c.sojourn_max_us;
+        stats->sojourn_max = queue->c.sojourn_max;
         stats->backlog_packets = queue->count;
         stats->backlog_bytes = queue->c.backlog_bytes;
         stats->enq_packets = (stats->tx_packets + stats->drop_packets

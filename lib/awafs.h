@@ -170,8 +170,8 @@ struct awafs_queue_stats {
     uint64_t flush_packets, flush_bytes;
     uint64_t ecn_marks;                 /* Sent with CE set by AWAFS. */
     uint64_t aged_packets;              /* Sent early by the guard. */
-    uint32_t sojourn_max_us;            /* Longest a sent packet waited, by
-                                         * the clocks of enqueue and peek. */
+    uint32_t sojourn_max;               /* Longest a sent packet waited, in
+                                         * the ticks given to enqueue/peek. */
     uint64_t backlog_packets, backlog_bytes;
 };
 
@@ -188,8 +188,8 @@ size_t awafs_sched_memsize(uint32_t n_queues, uint32_t limit);
 void awafs_sched_set_ecn(struct awafs_sched *, uint32_t threshold,
                          bool per_queue);
 /* Starvation guard: a packet of queue 1 or lower that has waited more than
- * 'max_wait_us' (0: never) is sent before the higher queues' packets. */
-void awafs_sched_set_max_wait(struct awafs_sched *, uint32_t max_wait_us);
+ * 'max_wait' ticks (0: never) is sent before the higher queues' packets. */
+void awafs_sched_set_max_wait(struct awafs_sched *, uint32_t max_wait);
 
 /* Appends 'pkt' to queue 'q' (clamped to the last queue).  With the buffer
  * full, drops the newest packet of the lowest-priority non-empty queue if
@@ -198,21 +198,21 @@ void awafs_sched_set_max_wait(struct awafs_sched *, uint32_t max_wait_us);
 void *awafs_sched_enqueue(struct awafs_sched *, unsigned int q, void *pkt,
                           uint32_t len);
 /* awafs_sched_enqueue() for 'n' packets, 'queues[i]' being the queue of
- * 'pkts[i]' and 'lens[i]' its length, queued at 'now_us' (any microsecond
- * clock, modulo 2^32).  'ecn[i]' is in: nonzero if 'pkts[i]' is
+ * 'pkts[i]' and 'lens[i]' its length, queued at 'now' (ticks of any clock,
+ * modulo 2^32, the same for every call).  'ecn[i]' is in: nonzero if 'pkts[i]' is
  * ECN-capable; out: nonzero if the caller must set CE on it (decided after
  * the drop decision); 'ecn' may be NULL: no marking.  Stores the packets to drop in 'victims' (room for
  * 'n') and returns how many. */
 size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
                                  void **pkts, const uint32_t *lens,
-                                 uint8_t *ecn, size_t n, uint32_t now_us,
+                                 uint8_t *ecn, size_t n, uint32_t now,
                                  void **victims);
 /* Copies up to 'max' packets in strict priority order, FIFO within a queue,
  * into 'pkts' without removing them; the guard's aged packets first.  Stops
  * when 'byte_budget' is spent (a packet may start while any budget is
  * left). */
 size_t awafs_sched_peek(struct awafs_sched *, void **pkts, size_t max,
-                        int64_t byte_budget, uint32_t now_us);
+                        int64_t byte_budget, uint32_t now);
 /* Removes the first 'n' packets the last awafs_sched_peek() returned (those
  * that were sent) and returns their bytes. */
 uint64_t awafs_sched_commit(struct awafs_sched *, size_t n);

@@ -132,7 +132,9 @@ def run_clients(sb, qos_by_port, clients, sample_s):
     every port's thresholds while they run, and removes the QoS.  Returns
     the clients' CSV rows and, per port, the thresholds sampled as
     (seconds, [bytes, ...]) and the port's counters at the end
-    {"dropped": packets dropped, "ecn_marks": packets marked CE}."""
+    {"dropped": packets dropped, "sent": packets sent, "ecn_marks": packets
+    marked CE, "held_down": segments kept in their message's queue
+    (trust=switch|verify)}."""
     for port, qos in qos_by_port.items():
         sb.set_awafs(port, **qos)
         _, details, _ = sb.qos_show(port)
@@ -153,7 +155,11 @@ def run_clients(sb, qos_by_port, clients, sample_s):
         _, details, queues = sb.qos_show(port)
         stats[port] = {"dropped": sum(int(q.get("dropped-packets", 0))
                                       for q in queues.values()),
-                       "ecn_marks": int(details.get("ecn-marks", 0))}
+                       "sent": sum(int(q.get("tx_packets", 0))
+                                   for q in queues.values()),
+                       "ecn_marks": int(details.get("ecn-marks", 0)),
+                       "held_down": int(details.get("switch-held-down",
+                                                    0))}
         sb.vsctl("clear", "port", port, "qos")
     sb.vsctl("--all", "destroy", "qos")
     for p, (_, argv, _) in zip(procs, clients):
