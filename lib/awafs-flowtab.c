@@ -84,22 +84,42 @@ struct flow_entry {
 
 struct awafs_flowtab {
     uint32_t mask;
+    uint32_t hash_key[10];      /* Secret: 5-tuples cannot be chosen to
+                                 * collide with a victim's. */
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
     struct awafs_flowtab_stats stats;
     struct flow_entry slots[];
 };
 
-static uint32_t
-hash_key(const struct awafs_flow_key *k)
-{
-    /* FNV-1a over the key: cheap and good enough for a 5-tuple. */
-    const uint8_t *p = (const uint8_t *) k;
-    uint32_t h = 2166136261u;
+/* A keyed hash of the 5-tuple: UMAC's NH over its five 64-bit words (five
+ * multiplications; two different keys collide with probability 2^-32 for
+ * a key the sender does not know), then a multiplicative mix so that the
+ * low bits, which index the table, depend on all of it. */
+_Static_assert(sizeof(struct awafs_flow_key) <= 40,
+               "hash_key() reads the 5-tuple as five 64-bit words");
 
-    for (size_t i = 0; i < sizeof *k; i++) {
-        h = (h ^ p[i]) * 16777619u;
+static uint32_t
+hash_key(const struct awafs_flowtab *t, const struct awafs_flow_key *k)
+{
+    uint64_t w[5] = { 0 };
+    uint64_t h = 0;
+
+    memcpy(w, k, sizeof *k);
+    for (int i = 0; i < 5; i++) {
+        uint32_t lo = w[i], hi = w[i] >> 32;
+
+        h += (uint64_t) (uint32_t) (lo + t->hash_key[2 * i])
+             * (uint32_t) (hi + t->hash_key[2 * i + 1]);
     }
-    return h;
+    h = (h ^ (h >> 29)) * UINT64_C(0xbf58476d1ce4e5b9);
+    return h >> 32;
+}
+
+uint32_t
+awafs_flowtab_slot(const struct awafs_flowtab *t,
+                   const struct awafs_flow_key *k)
+{
+    return hash_key(t, k) & t->mask;
 }
 
 size_t
@@ -111,7 +131,7 @@ awafs_flowtab_memsize(uint32_t capacity)
 }
 
 struct awafs_flowtab *
-awafs_flowtab_create(uint32_t capacity)
+awafs_flowtab_create(uint32_t capacity, uint64_t seed)
 {
     struct awafs_flowtab *t;
 
@@ -121,6 +141,14 @@ awafs_flowtab_create(uint32_t capacity)
     t = calloc(1, awafs_flowtab_memsize(capacity));
     if (t) {
         t->mask = awafs_pow2_at_least(capacity) - 1;
+        for (int i = 0; i < 10; i++) {
+            /* splitmix64: the seed spread over the key. */
+            uint64_t z = (seed += UINT64_C(0x9e3779b97f4a7c15));
+
+            z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+            z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+            t->hash_key[i] = (z ^ (z >> 31)) >> 32;
+        }
     }
     return t;
 }
@@ -194,7 +222,7 @@ static struct flow_entry *
 lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
        bool *is_new)
 {
-    uint32_t h = hash_key(key);
+    uint32_t h = hash_key(t, key);
     struct flow_entry *victim = NULL;
 
     for (uint32_t i = 0; i < AWAFS_FLOWTAB_PROBES; i++) {

@@ -305,8 +305,13 @@ struct awafs_flowtab_stats {
 
 struct awafs_flowtab;
 
-/* A table of 'capacity' (rounded up to a power of 2, 8 to 2^24) flows. */
-struct awafs_flowtab *awafs_flowtab_create(uint32_t capacity);
+/* A table of 'capacity' (rounded up to a power of 2, 8 to 2^24) flows.  Its
+ * hash is keyed from 'seed', which should be random and secret: a sender
+ * who could compute it could pick 5-tuples that evict another's flows. */
+struct awafs_flowtab *awafs_flowtab_create(uint32_t capacity, uint64_t seed);
+/* The first slot 'key' probes (for tests). */
+uint32_t awafs_flowtab_slot(const struct awafs_flowtab *,
+                            const struct awafs_flow_key *key);
 void awafs_flowtab_destroy(struct awafs_flowtab *);
 size_t awafs_flowtab_memsize(uint32_t capacity);
 void awafs_flowtab_get_stats(const struct awafs_flowtab *,

@@ -221,3 +221,26 @@ def test_main_thread_drains_without_new_traffic(sw):
         sb.ofctl("del-flows", "br0", "in_port=LOCAL")
     assert len(got) == 20
     assert got[-1][0] - t0 < 0.6, got[-1][0] - t0
+
+
+def test_unparseable_frames_gain_nothing_in_switch_mode(sw):
+    """trust=switch: a sender whose segments the parser refuses (a second
+    AWAFS option: malformed) skips the switch's count; such frames must
+    not land in a higher queue than counting would give them."""
+    from scapy.layers.inet import TCP
+    from testbed.traffic import awafs_option
+
+    sw.sb.set_awafs("p1", queues=4, mode="static",
+                    thresholds="1000,2000,3000", trust="switch")
+    bad = [bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+                 / IP(src="10.0.0.1", dst="10.0.0.2")
+                 / TCP(sport=40000, dport=5001, flags="PA",
+                       seq=1 + 1000 * i,
+                       options=[awafs_option(0), awafs_option(0)])
+                 / (b"x" * 1000))
+           for i in range(20)]
+    sw.src.send(bad)
+    time.sleep(0.5)
+    _, details, queues = sw.sb.qos_show("p1")
+    assert int(details["malformed"]) == 20
+    assert queues[3]["enqueued-packets"] == "20", queues

@@ -8,6 +8,7 @@
 #define RST 0x04
 #define ACK 0x10
 #define PSH_ACK 0x18
+#define AWAFS_FLOWTAB_TEST_N 8     /* A probe window: 8 slots. */
 
 /* Two queues, split at 'thr.thr[0]' bytes (tests may move it). */
 static struct awafs_thresholds thr = {
@@ -58,7 +59,7 @@ syn(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, int64_t now)
 static void
 test_counts_by_sequence(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flow_result r;
 
     (void) state;
@@ -81,7 +82,7 @@ test_counts_by_sequence(void **state)
 static void
 test_messages_beyond_two_gigabytes(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     const uint64_t total = 5ull * 1000 * 1000 * 1000;
     const uint32_t len = 62500;
     struct awafs_flow_result r;
@@ -112,7 +113,7 @@ test_messages_beyond_two_gigabytes(void **state)
 static void
 test_fin_and_rst_end_the_message(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flowtab_stats st;
     struct awafs_flow_result r;
 
@@ -152,7 +153,7 @@ test_fin_and_rst_end_the_message(void **state)
 static void
 test_idle_gap_ends_the_previous_message(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flow_result r;
     uint64_t sizes[64];
 
@@ -184,7 +185,7 @@ test_idle_gap_ends_the_previous_message(void **state)
 static void
 test_pauses_inside_a_write_do_not_split(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flow_result r;
     uint64_t sizes[64];
 
@@ -223,7 +224,7 @@ test_pauses_inside_a_write_do_not_split(void **state)
 static void
 test_retransmission_after_a_timeout_continues(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flow_result r;
 
     (void) state;
@@ -241,7 +242,7 @@ test_retransmission_after_a_timeout_continues(void **state)
 static void
 test_turnaround_ends_the_message(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flow_result r;
 
     (void) state;
@@ -283,7 +284,7 @@ seg_report(struct awafs_flowtab *t, const struct awafs_hdr *h, int64_t now)
 static void
 test_host_completion_must_agree(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_hdr h = { .payload_len = 1000, .tcp_flags = PSH_ACK };
     struct awafs_flow_result r;
 
@@ -339,7 +340,7 @@ test_host_completion_must_agree(void **state)
 static void
 test_messages_not_seen_from_their_start(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(1024);
+    struct awafs_flowtab *t = awafs_flowtab_create(1024, 1);
     struct awafs_flowtab_stats st;
     struct awafs_flow_result r;
 
@@ -370,11 +371,11 @@ test_messages_not_seen_from_their_start(void **state)
 static void
 test_bounded_with_eviction(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(8);
+    struct awafs_flowtab *t = awafs_flowtab_create(8, 1);
     struct awafs_flowtab_stats st;
 
     (void) state;
-    assert_null(awafs_flowtab_create(4));
+    assert_null(awafs_flowtab_create(4, 1));
     for (uint16_t i = 0; i < 100; i++) {
         seg(t, 1000 + i, 0, 100, 0, i);
     }
@@ -441,7 +442,7 @@ test_key_from_frames(void **state)
 static void
 test_queue_never_rises_within_a_message(void **state)
 {
-    struct awafs_flowtab *t = awafs_flowtab_create(64);
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flowtab_stats st;
     struct awafs_flow_result r;
 
@@ -465,6 +466,53 @@ test_queue_never_rises_within_a_message(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* An attacker who knew the hash could pick 5-tuples that share a victim's
+ * probe window and evict it; with another (secret) key the same 5-tuples
+ * scatter and the victim keeps its count. */
+static void
+test_hash_is_keyed(void **state)
+{
+    struct awafs_flowtab *known = awafs_flowtab_create(1024, 1);
+    struct awafs_flow_key victim = key(1), chosen[AWAFS_FLOWTAB_TEST_N];
+    uint32_t slot = awafs_flowtab_slot(known, &victim);
+    int n = 0;
+
+    (void) state;
+    for (uint32_t port = 2; n < AWAFS_FLOWTAB_TEST_N; port++) {
+        struct awafs_flow_key k = key(port);
+
+        k.dport = port >> 16;
+        if (awafs_flowtab_slot(known, &k) == slot) {
+            chosen[n++] = k;
+        }
+    }
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        struct awafs_flowtab *t = awafs_flowtab_create(1024, seed);
+        struct awafs_flowtab_stats st;
+        struct awafs_hdr h = { .seq = 0, .payload_len = 1000,
+                               .tcp_flags = ACK };
+        struct awafs_flow_result r;
+
+        awafs_flowtab_update(t, &victim, &h, false, 0, IDLE, &thr, &r);
+        for (int i = 0; i < n; i++) {
+            awafs_flowtab_update(t, &chosen[i], &h, false, 1 + i, IDLE,
+                                 &thr, &r);
+        }
+        h.seq = 1000;
+        awafs_flowtab_update(t, &victim, &h, false, 100, IDLE, &thr, &r);
+        awafs_flowtab_get_stats(t, &st);
+        if (seed == 1) {
+            assert_true(st.evictions > 0);
+            assert_int_equal(r.bytes_sent, 0);      /* Counted again. */
+        } else {
+            assert_int_equal(st.evictions, 0);
+            assert_int_equal(r.bytes_sent, 1000);
+        }
+        awafs_flowtab_destroy(t);
+    }
+    awafs_flowtab_destroy(known);
+}
+
 int
 main(void)
 {
@@ -481,6 +529,7 @@ main(void)
         cmocka_unit_test(test_bounded_with_eviction),
         cmocka_unit_test(test_key_from_frames),
         cmocka_unit_test(test_queue_never_rises_within_a_message),
+        cmocka_unit_test(test_hash_is_keyed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
