@@ -103,7 +103,12 @@ def test_cache_replies_are_messages(hosts, qos, cgroup, workloads, kind,
                                                        cgroup=cgroup)
     try:
         kv_client(hosts, kind, server, "load", values)
-        agent("attach", "--cgroup", str(cgroup.path))
+        # A server stalled for longer than the coalescing time between two
+        # pieces of a reply splits it (a limit of the heuristic,
+        # docs/design.md); memcached on this 2-core machine, which shares
+        # its core with everything but the PMD, stalled 10 ms once in CI.
+        agent("attach", "--cgroup", str(cgroup.path), "--coalesce-us",
+              "50000")
         qos.update_awafs("p2", trust=trust)
         out = kv_client(hosts, kind, server, "get", values)
     finally:
