@@ -244,3 +244,21 @@ def test_unparseable_frames_gain_nothing_in_switch_mode(sw):
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["malformed"]) == 20
     assert queues[3]["enqueued-packets"] == "20", queues
+
+
+@pytest.mark.parametrize("ring", [16, 4096])
+def test_completion_ring_size(sw, ring):
+    """100 completions within one 1 s interval: a 16-slot ring keeps 16 of
+    them for the recalculation thread and counts the rest as dropped; the
+    default 4096 keeps them all."""
+    from testbed.switch import completion_frames
+
+    sw.sb.set_awafs("p1", queues=2, **{"completion-ring-size": ring,
+                                       "interval-ms": 1000})
+    _, details, _ = sw.sb.qos_show("p1")
+    assert details["completion-ring-size"] == str(ring)
+    sw.src.send(completion_frames([5000] * 100))
+    assert wait_until(lambda: sw.sb.qos_show("p1")[1]["completions"]
+                      == "100", 5)
+    dropped = int(sw.sb.qos_show("p1")[1]["completions-dropped"])
+    assert dropped == (100 - ring if ring < 100 else 0)
