@@ -505,29 +505,22 @@ awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h)
 {
     uint8_t *ip = frame + h->l3_ofs;
 
-    if (h->ip_version == 4 && (size_t) h->l3_ofs + 20 <= len) {
+    if (!awafs_ecn_capable(frame, len, h)) {
+        return false;       /* Not IP, too short, not ECT, or already CE. */
+    }
+    if (h->ip_version == 4) {
         uint16_t old = ip[0] << 8 | ip[1];
         uint16_t new, csum;
 
-        if (!(ip[1] & 3) || (ip[1] & 3) == 3) {
-            return false;       /* Not ECT, or already CE. */
-        }
         ip[1] |= 3;
         new = ip[0] << 8 | ip[1];
         csum = ip[10] << 8 | ip[11];
         csum = csum_update16(csum, old, new);
         ip[10] = csum >> 8;
         ip[11] = csum;
-        return true;
-    } else if (h->ip_version == 6 && (size_t) h->l3_ofs + 40 <= len) {
+    } else {
         /* Traffic class spans bytes 0 and 1; ECN is bits 4-5 of byte 1. */
-        uint8_t ecn = (ip[1] >> 4) & 3;
-
-        if (!ecn || ecn == 3) {
-            return false;
-        }
         ip[1] |= 3 << 4;
-        return true;
     }
-    return false;
+    return true;
 }
