@@ -318,8 +318,6 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
             const struct sched_run *run)
 {
     struct sched_queue *queue = &s->q[q];
-    /* The run's first packet waited longest. */
-    uint32_t waited = s->peek_now - queue->slots[queue->head].ts;
     uint64_t bytes = 0, marks = 0;
 
     if (run && run->n == n) {
@@ -334,14 +332,19 @@ remove_head(struct awafs_sched *s, uint32_t q, uint32_t n, bool sent,
             marks += slot->ce;
         }
     }
+    if (sent && n) {
+        /* The run's first packet waited longest. */
+        uint32_t waited = s->peek_now - queue->slots[queue->head].ts;
+
+        if (waited > queue->c.sojourn_max && waited < 1u << 31) {
+            queue->c.sojourn_max = waited;
+        }
+    }
     queue->head = (queue->head + n) & s->mask;
     queue->count -= n;
     queue->c.backlog_bytes -= bytes;
     s->backlog -= n;
     if (sent) {
-        if (n && waited > queue->c.sojourn_max && waited < 1u << 31) {
-            queue->c.sojourn_max = waited;
-        }
         queue->c.tx_packets += n;
         queue->c.tx_bytes += bytes;
         queue->c.ecn_marks += marks;
