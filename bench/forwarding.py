@@ -1,22 +1,32 @@
 """Forwarding cost of the awafs QoS type, as a ratio to no QoS measured in
 the same ovs-vswitchd, and the recalculation period under that load.
 
-One PMD forwards p0 -> p1 (net_null, no-rx on p1) as fast as it can.  p0 is
+One PMD forwards p0 as fast as it can to one of several net_null output
+ports (no rx), one per configuration, each with its QoS set once.  p0 is
 either net_null (frames of zeros: no AWAFS header) or net_pcap looping TCP
 frames that carry the AWAFS option, one in ten a completion; frames are 64
-or 1518 bytes.  Configurations alternate within each run, so drift hits all of
-them alike; each measurement clears the PMD statistics, waits, and reads
-'avg processing cycles per packet' and the packet rate.
+or 1518 bytes.  A run measures each configuration in turn for a short slice
+(the OpenFlow rule sends p0's frames to its port; then the PMD statistics are
+cleared, and after 'seconds' 'avg processing cycles per packet' and the
+packet rate are read), and a configuration's ratio is to the no-QoS slice of
+the same run, a second or so apart.  Only p0 is polled.  This machine's speed drifts by tens of
+percent over seconds (other tenants of its host), so many short runs and
+their median ratio say more than a few long ones.
 
 usage: python3 bench/forwarding.py [--source null|pcap] [--size 64|1518]
-           [--runs N] [--seconds S] [--configs A,B] [--vswitchd PATH]
-           [--csv FILE]
+           [--pmds 1|2] [--runs N] [--seconds S] [--configs A,B] [--vswitchd PATH]
+           [--csv FILE] [--perf CONFIG]
+
+--perf CONFIG profiles the PMD thread (perf record -e cpu-clock) for 5 s
+under CONFIG after the runs and prints the symbols with >= 0.5 % of its
+samples: the profiles in docs/design.md come from it.
 """
 
 import argparse
 import csv
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +49,9 @@ CONFIGS = {
 }
 
 
+RUNS, SECONDS = 30, 0.3
+
+
 def write_pcap(path, size):
     """100 distinct 'size'-byte TCP frames with the AWAFS option (62 bytes
     of headers, 66 for a completion)."""
@@ -56,8 +69,8 @@ def write_pcap(path, size):
     wrpcap(str(path), frames)
 
 
-def apply(sb, name):
-    sb.vsctl("clear", "port", "p1", "qos", "--", "--all", "destroy", "qos")
+def apply(sb, name, port):
+    """Sets configuration 'name' on 'port'."""
     cfg = CONFIGS[name]
     if cfg is None:
         return
@@ -70,26 +83,67 @@ def apply(sb, name):
         # QoS, so the ratio is the scheduler's CPU cost.
         cfg.setdefault("max-rate", 400000000000)
     kv = [f'other_config:{k}="{v}"' for k, v in cfg.items()]
-    sb.vsctl("set", "port", "p1", "qos=@q", "--", "--id=@q", "create", "qos",
+    sb.vsctl("set", "port", port, "qos=@q", "--", "--id=@q", "create", "qos",
              f"type={qtype}", *kv)
 
 
+def route(sb, ofport):
+    """Sends the sources' frames (p0's, and p00's with two PMDs) to OpenFlow
+    port 'ofport' from now on."""
+    for in_port in (1, 99):
+        sb.ofctl("add-flow", "br0", f"in_port={in_port},actions=output:{ofport}")
+
+
 def measure(sb, seconds):
+    """(cycles per packet, Mpps) of all PMDs together."""
     sb.appctl("dpif-netdev/pmd-stats-clear")
     time.sleep(seconds)
-    out = sb.appctl("dpif-netdev/pmd-stats-show", "-pmd", "1")
-    cycles = float(re.search(r"avg processing cycles per packet: ([\d.]+)",
-                             out).group(1))
-    packets = int(re.search(r"packets received: (\d+)", out).group(1))
-    return cycles, packets / seconds / 1e6
+    out = sb.appctl("dpif-netdev/pmd-stats-show")
+    cycles = packets = 0
+    for pmd in out.split("pmd thread")[1:]:
+        n = int(re.search(r"packets received: (\d+)", pmd).group(1))
+        m = re.search(r"avg processing cycles per packet: ([\d.]+)", pmd)
+        if n and m:
+            cycles += float(m.group(1)) * n
+            packets += n
+    return cycles / packets, packets / seconds / 1e6
 
 
-def run(source="null", size=64, runs=5, seconds=2.0, names=None,
-        vswitchd=None):
+def pmd_tid(sb):
+    """The thread id of the switch's (single) PMD thread."""
+    for task in Path(f"/proc/{sb.vswitchd.pid}/task").iterdir():
+        if (task / "comm").read_text().startswith("pmd"):
+            return int(task.name)
+    raise RuntimeError("no PMD thread")
+
+
+def profile(sb, seconds=5):
+    """perf's flat profile of the PMD thread: [(percent, symbol)]."""
+    data = Path(sb.dir) / "perf.data"
+    subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o",
+                    str(data), "-t", str(pmd_tid(sb)), "--", "sleep",
+                    str(seconds)], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    out = subprocess.run(["perf", "report", "-i", str(data), "--stdio",
+                          "--sort", "symbol", "--percent-limit", "0.5"],
+                         check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+        if m:
+            rows.append((float(m.group(1)), m.group(2)))
+    return rows
+
+
+def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
+        vswitchd=None, perf=None, pmds=1):
     """Measures 'names' (keys of CONFIGS) alternately in one switch.
-    Returns (rows, recalc): one row per run and config with cycles, Mpps and
-    the ratio to no-qos of the same run; recalc is the awafs-adaptive-4q
-    qos/show details after 10 s at full load (None if not measured)."""
+    Returns (rows, recalc, prof): one row per run and config with cycles,
+    Mpps and the ratio to no-qos of the same run; recalc is the
+    awafs-adaptive-4q qos/show details after 10 s at full load (None if not
+    measured); prof the profile under config 'perf' (None if not asked).
+    With pmds=2 both cores run a PMD, each polling its own copy of p0 (p0
+    and p00), and both send to the configuration's port."""
     names = names or list(CONFIGS)
     tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
     if source == "pcap":
@@ -98,18 +152,33 @@ def run(source="null", size=64, runs=5, seconds=2.0, names=None,
     else:
         src = f"net_null0,size={size}"
 
-    rows, recalc = [], None
-    with OvsSandbox(vswitchd=vswitchd) as sb:
+    rows, recalc, prof = [], None, None
+    with OvsSandbox(vswitchd=vswitchd,
+                    pmd_cpu_mask="0x3" if pmds == 2 else "0x2") as sb:
         sb.add_bridge()
-        sb.add_dpdk_port("br0", "p0", src, 1)
-        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+        # The PMDs poll only the sources (pinned, so isolated): the output
+        # ports' empty rx queues would add their polls to every
+        # configuration.
+        sources = [("p0", 1, src, 1)]
+        if pmds == 2:
+            sources.append(("p00", 99, src.replace("0,", "99,", 1), 0))
+        for name, ofport, devargs, core in sources:
+            sb.add_dpdk_port("br0", name, devargs, ofport)
+            sb.vsctl("set", "Interface", name,
+                     f"other_config:pmd-rxq-affinity=0:{core}")
+        ports = {}
+        for i, name in enumerate(names):
+            ports[name] = (f"p{i + 1}", i + 2)
+            sb.add_dpdk_port("br0", f"p{i + 1}", f"net_null{i + 1},no-rx=1",
+                             i + 2)
+            apply(sb, name, f"p{i + 1}")
         sb.ofctl("del-flows", "br0")
-        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        route(sb, ports[names[0]][1])
         time.sleep(1)
         for i in range(runs):
             for name in names:
-                apply(sb, name)
-                time.sleep(0.5)
+                route(sb, ports[name][1])
+                time.sleep(0.2)
                 cycles, mpps = measure(sb, seconds)
                 rows.append({"binary": "stock" if vswitchd else "awafs",
                              "source": source, "size": size, "run": i,
@@ -117,14 +186,24 @@ def run(source="null", size=64, runs=5, seconds=2.0, names=None,
                              "mpps": mpps})
         # The recalculation thread's timing with the PMD at full load.
         if "awafs-adaptive-4q" in names:
-            apply(sb, "awafs-adaptive-4q")
+            route(sb, ports["awafs-adaptive-4q"][1])
             time.sleep(10)
-            recalc = sb.qos_show("p1")[1]
+            recalc = sb.qos_show(ports["awafs-adaptive-4q"][0])[1]
+        if perf:
+            if perf not in ports:
+                ports[perf] = (f"p{len(names) + 1}", len(names) + 2)
+                sb.add_dpdk_port("br0", ports[perf][0],
+                                 f"net_null{len(names) + 1},no-rx=1",
+                                 ports[perf][1])
+                apply(sb, perf, ports[perf][0])
+            route(sb, ports[perf][1])
+            time.sleep(1)
+            prof = profile(sb)
 
     base = {r["run"]: r["cycles"] for r in rows if r["config"] == "no-qos"}
     for r in rows:
         r["ratio"] = r["cycles"] / base[r["run"]] if r["run"] in base else ""
-    return rows, recalc
+    return rows, recalc, prof
 
 
 def summary(rows, name):
@@ -150,21 +229,26 @@ def main():
     ap.add_argument("--source", choices=["null", "pcap"], default="null")
     ap.add_argument("--size", type=int, choices=[64, 1518], default=64)
     ap.add_argument("--vswitchd", help="another ovs-vswitchd binary")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--runs", type=int, default=RUNS)
+    ap.add_argument("--seconds", type=float, default=SECONDS)
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--csv")
+    ap.add_argument("--pmds", type=int, choices=[1, 2], default=1)
+    ap.add_argument("--perf", choices=list(CONFIGS),
+                    help="profile the PMD under this config")
     args = ap.parse_args()
     names = args.configs.split(",")
 
-    rows, recalc = run(args.source, args.size, args.runs, args.seconds,
-                       names, args.vswitchd)
+    rows, recalc, prof = run(args.source, args.size, args.runs,
+                             args.seconds, names, args.vswitchd, args.perf,
+                             args.pmds)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-    print(f"source={args.source} {args.size}B, 1 PMD, {args.runs} runs x "
+    print(f"source={args.source} {args.size}B, {args.pmds} PMD(s), "
+          f"{args.runs} runs x "
           f"{args.seconds}s; median [min, max]")
     print(f"{'config':<20} {'cycles/pkt':>22} {'Mpps':>8} {'ratio':>20}")
     for name in names:
@@ -174,6 +258,10 @@ def main():
     if recalc:
         print("recalculation under load (awafs-adaptive-4q, 10 s): "
               + recalc_line(recalc))
+    if prof:
+        print(f"PMD profile under {args.perf} (perf, cpu-clock, 5 s):")
+        for pct, sym in prof:
+            print(f"  {pct:5.1f}%  {sym}")
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def main():
     fwd, recalc = [], {}
     for binary, source, size, configs in MATRIX:
         print(f"forwarding: {binary} {source} {size}B ...", flush=True)
-        rows, rc = forwarding.run(source, size, RUNS, SECONDS, configs,
+        rows, rc, _ = forwarding.run(source, size, RUNS, SECONDS, configs,
                                   stock if binary == "stock" else None)
         fwd += rows
         if rc:

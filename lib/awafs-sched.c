@@ -233,6 +233,31 @@ awafs_sched_enqueue_burst(struct awafs_sched *s, const uint8_t *queues,
     return n_victims;
 }
 
+size_t
+awafs_sched_send_direct(struct awafs_sched *s, const uint8_t *queues,
+                        void **pkts, const uint32_t *lens, uint8_t *ecn,
+                        size_t n, size_t n_sent, uint32_t now, void **victims,
+                        uint64_t *sent_bytes)
+{
+    uint64_t bytes = 0;
+
+    for (size_t i = 0; i < n_sent; i++) {
+        unsigned int q = queues[i] < s->n_queues ? queues[i]
+                                                 : s->n_queues - 1;
+
+        s->q[q].c.tx_packets++;
+        s->q[q].c.tx_bytes += lens[i];
+        bytes += lens[i];
+    }
+    *sent_bytes = bytes;
+    if (n_sent == n) {
+        return 0;
+    }
+    return awafs_sched_enqueue_burst(s, queues + n_sent, pkts + n_sent,
+                                     lens + n_sent, ecn ? ecn + n_sent : NULL,
+                                     n - n_sent, now, victims);
+}
+
 /* Appends to 'pkts' (holding '*n' of 'max') the packets of queue 'q' from
  * its 'skip'th, while 'budget' lasts; with 'aged', only those queued more
  * than the guard's time before 'now'.  Records the run.  Returns false

@@ -207,6 +207,18 @@ size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
                                  void **pkts, const uint32_t *lens,
                                  uint8_t *ecn, size_t n, uint32_t now,
                                  void **victims);
+/* Cut-through: a scheduler that holds nothing (awafs_sched_backlog() is 0)
+ * delays no one, so the caller may send a burst straight to the NIC instead
+ * of queueing it, and reports here what the NIC took: of the 'n' packets
+ * (arguments as for awafs_sched_enqueue_burst()), the first 'n_sent' were
+ * sent, counted by their queues as sent without waiting, and the rest is
+ * queued in priority order as awafs_sched_enqueue_burst() does, whose result
+ * this returns.  Returns in '*sent_bytes' the bytes sent. */
+size_t awafs_sched_send_direct(struct awafs_sched *, const uint8_t *queues,
+                               void **pkts, const uint32_t *lens,
+                               uint8_t *ecn, size_t n, size_t n_sent,
+                               uint32_t now, void **victims,
+                               uint64_t *sent_bytes);
 /* Copies up to 'max' packets in strict priority order, FIFO within a queue,
  * into 'pkts' without removing them; the guard's aged packets first.  Stops
  * when 'byte_budget' is spent (a packet may start while any budget is

@@ -102,6 +102,41 @@ def test_ecn_mark_counted_only_for_packets_sent(sw):
     assert int(details["ecn-marks"]) <= int(queues[1]["tx_packets"])
 
 
+# ---- cut-through ----------------------------------------------------------------
+
+def test_cut_through_only_while_nothing_waits(sw):
+    """Frames 2 ms apart on a 1 Gb/s port each find nothing queued and go
+    straight to the NIC: counted as cut-through and in their queues, having
+    waited 0 us.  Shaped to 1 Mb/s (8.5 ms a frame), 30 low-priority frames
+    then 10 high ones: past the bucket's burst nothing cuts through, the high
+    frames overtake the queued low ones and each flow keeps its order."""
+    sb = sw.sb
+    sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                 **{"max-rate": 10 ** 9})
+    cap = Capture(sw.vout.host)
+    sw.src.send(frames(10, HIGH) + frames(10, LOW), gap=0.002)
+    cap.wait_for(20, 5)
+    got = cap.stop()
+    assert len(got) == 20
+    _, details, queues = sb.qos_show("p1")
+    assert details["cut-through"] == "20"
+    assert [queues[q]["tx_packets"] for q in (0, 1)] == ["10", "10"]
+    assert [queues[q]["sojourn-max-us"] for q in (0, 1)] == ["0", "0"]
+
+    sb.update_awafs("p1", **{"max-rate": 1000000})
+    got = sw.send_and_capture(frames(30, LOW, 100) + frames(10, HIGH, 100),
+                              timeout=10)
+    order = [(sport, seq) for sport, seq, _, _ in got]
+    assert len(order) == 40
+    low = [seq for sport, seq in order if sport == LOW]
+    high = [seq for sport, seq in order if sport == HIGH]
+    assert low == sorted(low) and high == sorted(high), order
+    # The high frames leave before the last 20 low ones.
+    assert order.index((HIGH, 109)) < order.index((LOW, 110)), order
+    _, details, _ = sb.qos_show("p1")
+    assert int(details["cut-through"]) - 20 <= 3
+
+
 # ---- ECN per port or per queue ------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["port", "queue"])

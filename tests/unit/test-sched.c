@@ -443,6 +443,53 @@ test_ecn_marking(void **state)
     assert_false(awafs_ecn_set_ce(frame, 60, &h));
 }
 
+/* What the NIC took of a directly sent burst is counted as sent with no
+ * wait; the rest is queued by priority, behind nothing, and a later packet
+ * of a higher queue overtakes it. */
+static void
+test_send_direct(void **state)
+{
+    struct awafs_sched *s = awafs_sched_create(4, 3);
+    uint8_t queues[] = { 2, 0, 3, 1, 3 };
+    void *pkts[] = { PKT(2, 0), PKT(0, 0), PKT(3, 0), PKT(1, 0), PKT(3, 1) };
+    uint32_t lens[] = { 100, 200, 300, 400, 500 };
+    struct awafs_queue_stats st;
+    void *victims[5], *out[8];
+    uint64_t bytes;
+
+    (void) state;
+    /* All taken: nothing queued. */
+    assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL, 5,
+                                             5, 0, victims, &bytes), 0);
+    assert_int_equal(bytes, 1500);
+    assert_int_equal(awafs_sched_backlog(s), 0);
+    awafs_sched_get_queue_stats(s, 3, &st);
+    assert_int_equal(st.tx_packets, 2);
+    assert_int_equal(st.tx_bytes, 800);
+    assert_int_equal(st.enq_packets, 2);
+    assert_int_equal(st.sojourn_max, 0);
+
+    /* Two taken; of the three left the buffer (3) holds all. */
+    assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL, 5,
+                                             2, 10, victims, &bytes), 0);
+    assert_int_equal(bytes, 300);
+    assert_int_equal(awafs_sched_backlog(s), 3);
+    /* Full: the newest of the lowest queue makes room. */
+    assert_ptr_equal(awafs_sched_enqueue(s, 0, PKT(0, 1), 50), PKT(3, 1));
+    assert_int_equal(awafs_sched_peek(s, out, 8, INT64_MAX, 20), 3);
+    assert_ptr_equal(out[0], PKT(0, 1));
+    assert_ptr_equal(out[1], PKT(1, 0));
+    assert_ptr_equal(out[2], PKT(3, 0));
+    awafs_sched_commit(s, 3);
+    awafs_sched_get_queue_stats(s, 3, &st);
+    assert_int_equal(st.tx_packets, 3);
+    assert_int_equal(st.drop_packets, 1);
+    assert_int_equal(st.enq_packets, 4);
+    awafs_sched_get_queue_stats(s, 2, &st);
+    assert_int_equal(st.tx_packets, 2);
+    awafs_sched_destroy(s);
+}
+
 int
 main(void)
 {
@@ -458,6 +505,7 @@ main(void)
         cmocka_unit_test(test_ecn_modes_after_drop),
         cmocka_unit_test(test_starvation_guard),
         cmocka_unit_test(test_counters_add_up),
+        cmocka_unit_test(test_send_direct),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
