@@ -53,6 +53,7 @@ mkdir:coreutils
 mount:mount
 nginx:nginx-light
 patch:patch
+perf:linux-perf
 ping:iputils-ping
 pwd:coreutils
 python3:python3
