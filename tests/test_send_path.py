@@ -10,6 +10,7 @@ which promise it breaks)."""
 
 import os
 import re
+import struct
 import time
 
 import pytest
@@ -206,6 +207,43 @@ def test_headerless_frames_go_to_the_lowest_queue(sw):
     assert queues[3]["enqueued-packets"] == "30"
     assert queues[0]["enqueued-packets"] == "5"
     sw.sb.ofctl("del-flows", "br0", "udp")
+
+
+# ---- VLAN tags (the parser starts at the network header OVS found) -------------
+
+def tagged(frame, *tags):
+    """'frame' with 802.1ad/802.1Q tags (TPID, VID) after its MAC
+    addresses."""
+    return (frame[:12] + b"".join(struct.pack("!HH", tpid, vid)
+                                  for tpid, vid in tags) + frame[12:])
+
+
+def test_vlan_tagged_frames_are_classified(sw):
+    """Frames with one tag, two tags (OVS's default vlan-limit parses only
+    the first), and a tag the switch strips on the way are classified by
+    their option like untagged ones: bytes-sent 0 in queue 0, 50000 in
+    queue 1; none is headerless (that would put all in queue 1)."""
+    sb = sw.sb
+    sb.ofctl("add-flow", "br0",
+             "priority=100,in_port=1,dl_vlan=30,actions=strip_vlan,output:2")
+    # Double-tagged frames' type is the inner tag's TPID for OVS: no 'tcp'.
+    sb.ofctl("add-flow", "br0", "priority=100,in_port=1,dl_vlan=5,"
+             "actions=output:2")
+    sb.set_awafs("p1", queues=2, mode="static", thresholds=10000)
+    q1, qinq = (0x8100, 10), ((0x88A8, 5), (0x8100, 10))
+    sw.src.send(
+        [tagged(f, q1) for f in frames(5, HIGH, bytes_sent=0)]
+        + [tagged(f, *qinq) for f in frames(5, HIGH, 10, bytes_sent=0)]
+        + [tagged(f, (0x8100, 30)) for f in frames(5, HIGH, 20,
+                                                   bytes_sent=0)]
+        + [tagged(f, *qinq) for f in frames(5, LOW, bytes_sent=50000)])
+    assert wait_until(lambda: sb.qos_show("p1")[2][1]["tx_packets"] == "5",
+                      5)
+    _, details, queues = sb.qos_show("p1")
+    assert queues[0]["tx_packets"] == "15"
+    assert details["headerless"] == "0" and details["malformed"] == "0"
+    for vid in (30, 5):
+        sb.ofctl("del-flows", "br0", f"dl_vlan={vid}")
 
 
 # ---- idle and sleeping threads --------------------------------------------------
