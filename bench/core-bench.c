@@ -1,8 +1,6 @@
 /* Micro-benchmarks of the AWAFS core alone (no OVS, no DPDK):
  *
  *   per-packet    parse + classify + enqueue + peek + commit, ns/packet
- *   parse         the header parser alone, from the Ethernet header and
- *                 from the network header's offset, ns/packet
  *   port lock     the datapath's work per batch (parse, classify, enqueue,
  *                 peek, commit) under one spinlock per port, done by 1 and
  *                 by 2 threads sending to the same port, ns/packet each
@@ -93,80 +91,6 @@ bench_per_packet(int n_queues)
     awafs_sched_destroy(s);
 }
 
-/* awafs_parse() against awafs_parse_l3() on the same 64-byte frames. */
-static void
-bench_parse(bool from_l3)
-{
-    enum { N_FRAMES = 256, ROUNDS = 20000000 };
-    static uint8_t frames[N_FRAMES][64];
-    struct awafs_parse_stats st = { { 0 } };
-    uint64_t sum = 0;
-    double best = 1e9;
-
-    for (int i = 0; i < N_FRAMES; i++) {
-        make_frame(frames[i], i * 997 % 100000);
-    }
-    for (int rep = 0; rep < 5; rep++) {
-        double t0 = now_s();
-
-        for (int r = 0; r < ROUNDS; r++) {
-            const uint8_t *f = frames[r % N_FRAMES];
-            struct awafs_hdr h;
-
-            if (from_l3) {
-                awafs_parse_l3(f, 64, 14, &h, &st);
-            } else {
-                awafs_parse(f, 64, &h, &st);
-            }
-            sum += h.bytes_sent;
-        }
-        double ns = (now_s() - t0) * 1e9 / ROUNDS;
-        best = ns < best ? ns : best;
-    }
-    printf("parse,%s,%.2f,ns/packet\n",
-           from_l3 ? "from the network header (awafs_parse_l3)"
-                   : "from the Ethernet header (awafs_parse)", best);
-    if (sum == 42) {
-        printf("\n");      /* Keeps 'sum', so the parse is not optimised out. */
-    }
-}
-
-struct producer {
-    struct awafs_ring *ring;
-    atomic_int *go;
-    int cpu;
-    uint64_t n, ok;
-    double seconds;
-};
-
-static void
-pin(int cpu)
-{
-    cpu_set_t set;
-
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-static void *
-producer_main(void *arg)
-{
-    struct producer *p = arg;
-    double t0;
-
-    pin(p->cpu);
-    while (!atomic_load(p->go)) {
-        continue;
-    }
-    t0 = now_s();
-    for (uint64_t i = 0; i < p->n; i++) {
-        p->ok += awafs_ring_push(p->ring, i, i);
-    }
-    p->seconds = now_s() - t0;
-    return NULL;
-}
-
 /* Threads sending to one port: each takes the port's lock for a whole
  * batch, as the datapath does (netdev_dpdk_eth_send()). */
 struct sender {
@@ -206,7 +130,7 @@ sender_main(void *arg)
             uint8_t *f = frames[(b * BURST + i) % N_FRAMES];
             struct awafs_hdr h;
 
-            queues[i] = (awafs_parse_l3(f, 64, 14, &h, &st) == AWAFS_PARSE_OK
+            queues[i] = (awafs_parse(f, 64, &h, &st) == AWAFS_PARSE_OK
                          ? awafs_classify(snd->thr, h.bytes_sent) : 0);
             lens[i] = 64;
             pkts[i] = f;
@@ -372,8 +296,6 @@ main(void)
     for (int q = 2; q <= 8; q *= 2) {
         bench_per_packet(q);
     }
-    bench_parse(false);
-    bench_parse(true);
     bench_port_lock(1);
     bench_port_lock(2);
     bench_ring(1, false);

@@ -142,14 +142,30 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
     return found ? AWAFS_PARSE_OK : AWAFS_PARSE_NO_OPTION;
 }
 
-/* Parses the IP header at 'l3' of EtherType 'eth_type' and what follows,
- * up to 'end', in the frame at 'p'. */
 static enum awafs_parse_result
-parse_ip(const uint8_t *p, const uint8_t *end, const uint8_t *l3,
-         uint16_t eth_type, struct awafs_hdr *hdr)
+parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
 {
-    const uint8_t *l4, *l4_end;
+    const uint8_t *end = p + len;
+    const uint8_t *l3, *l4, *l4_end;
+    uint16_t eth_type;
     size_t tcp_hlen;
+
+    if (len < ETH_HLEN) {
+        return AWAFS_PARSE_MALFORMED;
+    }
+    eth_type = rd16(p + 12);
+    l3 = p + ETH_HLEN;
+    for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
+         i++) {
+        if (i == MAX_VLAN_TAGS) {
+            return AWAFS_PARSE_UNSUPPORTED;
+        }
+        if (end - l3 < VLAN_HLEN) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        eth_type = rd16(l3 + 2);
+        l3 += VLAN_HLEN;
+    }
 
     if (eth_type == ETH_TYPE_IPV4) {
         size_t ihl, tot_len;
@@ -194,8 +210,6 @@ parse_ip(const uint8_t *p, const uint8_t *end, const uint8_t *l3,
         }
         l4 = l3 + IPV6_HLEN;
         l4_end = l4 + payload_len;
-    } else if (eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ) {
-        return AWAFS_PARSE_UNSUPPORTED;     /* More than MAX_VLAN_TAGS. */
     } else {
         return AWAFS_PARSE_NOT_TCP;
     }
@@ -215,35 +229,12 @@ parse_ip(const uint8_t *p, const uint8_t *end, const uint8_t *l3,
     return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
 }
 
-/* Walks the Ethernet header and up to MAX_VLAN_TAGS tags of the 'len'-byte
- * frame at 'p', then parses what follows. */
-static enum awafs_parse_result
-parse_eth(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
+enum awafs_parse_result
+awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
+            struct awafs_parse_stats *stats)
 {
-    const uint8_t *end = p + len;
-    const uint8_t *l3;
-    uint16_t eth_type;
+    enum awafs_parse_result r;
 
-    if (len < ETH_HLEN) {
-        return AWAFS_PARSE_MALFORMED;
-    }
-    eth_type = rd16(p + 12);
-    l3 = p + ETH_HLEN;
-    for (int i = 0; i < MAX_VLAN_TAGS
-                    && (eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ);
-         i++) {
-        if (end - l3 < VLAN_HLEN) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        eth_type = rd16(l3 + 2);
-        l3 += VLAN_HLEN;
-    }
-    return parse_ip(p, end, l3, eth_type, hdr);
-}
-
-static void
-hdr_init(struct awafs_hdr *hdr)
-{
     hdr->bytes_sent = 0;
     hdr->flow_size = 0;
     hdr->prev_size = 0;
@@ -255,43 +246,8 @@ hdr_init(struct awafs_hdr *hdr)
     hdr->l3_ofs = 0;
     hdr->l4_ofs = 0;
     hdr->payload_len = 0;
-}
-
-enum awafs_parse_result
-awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
-            struct awafs_parse_stats *stats)
-{
-    enum awafs_parse_result r;
-
-    hdr_init(hdr);
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
-    r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse_eth(frame, len, hdr);
-    if (stats) {
-        stats->n[r]++;
-    }
-    return r;
-}
-
-enum awafs_parse_result
-awafs_parse_l3(const void *frame, size_t len, size_t l3_ofs,
-               struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
-{
-    const uint8_t *p = frame;
-    enum awafs_parse_result r;
-
-    hdr_init(hdr);
-    if (len > UINT16_MAX || l3_ofs < ETH_HLEN || l3_ofs > len) {
-        r = AWAFS_PARSE_MALFORMED;
-    } else {
-        uint16_t eth_type = rd16(p + l3_ofs - 2);
-
-        /* A datapath that parses fewer VLAN tags (Open vSwitch's vlan-limit
-         * is 1 by default) leaves one in front of 'l3_ofs': walk them
-         * all. */
-        r = (eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ
-             ? parse_eth(p, len, hdr)
-             : parse_ip(p, p + len, p + l3_ofs, eth_type, hdr));
-    }
+    r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse__(frame, len, hdr);
     if (stats) {
         stats->n[r]++;
     }

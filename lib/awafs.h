@@ -113,17 +113,6 @@ struct awafs_parse_stats {
 enum awafs_parse_result awafs_parse(const void *frame, size_t len,
                                     struct awafs_hdr *hdr,
                                     struct awafs_parse_stats *stats);
-/* awafs_parse() for a frame whose network header a datapath has already
- * found at 'l3_ofs', past the Ethernet header and its VLAN tags (as Open
- * vSwitch's flow extraction sets a packet's l3_ofs when it carries no MPLS):
- * the Ethernet header and the tags are not walked again, the EtherType is
- * the two bytes before 'l3_ofs' (if they are a VLAN tag's, the datapath
- * stopped early and the frame is walked from its start).  For such a frame,
- * 'l3_ofs' past at most two tags (as OVS parses), the same result and
- * '*hdr' as awafs_parse(); any 'l3_ofs' is checked against 'len'. */
-enum awafs_parse_result awafs_parse_l3(const void *frame, size_t len,
-                                       size_t l3_ofs, struct awafs_hdr *hdr,
-                                       struct awafs_parse_stats *stats);
 const char *awafs_parse_result_to_string(enum awafs_parse_result);
 
 /* Writes the option into 'buf' (at least AWAFS_OPT_LEN_COMPLETED bytes if

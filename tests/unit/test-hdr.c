@@ -101,58 +101,6 @@ test_vlan_tags(void **state)
     assert_int_equal(parse(len, &h), AWAFS_PARSE_UNSUPPORTED);
 }
 
-/* From the network header's offset, as OVS's flow extraction finds it:
- * the same result as from the Ethernet header, also when the datapath
- * parsed fewer VLAN tags than the frame has; an offset outside the frame
- * is malformed. */
-static void
-test_from_l3_offset(void **state)
-{
-    uint8_t opt[8];
-    struct frame_spec s = { .tcp_opts = opt };
-    struct awafs_parse_stats st = { { 0 } };
-    struct awafs_hdr h, h2;
-    size_t l3, len;
-
-    (void) state;
-    s.tcp_opts_len = data_opt(opt, 777);
-    for (int tags = 0; tags <= 3; tags++) {
-        for (int v6 = 0; v6 <= 1; v6++) {
-            enum awafs_parse_result r;
-
-            s.n_vlans = tags;
-            s.ipv6 = v6;
-            len = build_frame(frame, &s, &l3, NULL);
-            memset(&h, 0, sizeof h);
-            memset(&h2, 0, sizeof h2);
-            r = parse(len, &h);
-            assert_int_equal(r, tags <= 2 ? AWAFS_PARSE_OK
-                                          : AWAFS_PARSE_UNSUPPORTED);
-            /* After all tags (OVS parses up to two), after the first
-             * only (its vlan-limit=1), after two of three. */
-            if (tags <= 2) {
-                assert_int_equal(awafs_parse_l3(frame, len, l3, &h2, &st), r);
-                assert_memory_equal(&h, &h2, sizeof h);
-            }
-            if (tags == 3) {
-                memset(&h2, 0, sizeof h2);
-                assert_int_equal(awafs_parse_l3(frame, len, 22, &h2, &st), r);
-                assert_memory_equal(&h, &h2, sizeof h);
-            }
-            if (tags >= 2) {
-                memset(&h2, 0, sizeof h2);
-                assert_int_equal(awafs_parse_l3(frame, len, 18, &h2, &st), r);
-                assert_memory_equal(&h, &h2, sizeof h);
-            }
-        }
-    }
-    assert_int_equal(awafs_parse_l3(frame, len, len + 1, &h, &st),
-                     AWAFS_PARSE_MALFORMED);
-    assert_int_equal(awafs_parse_l3(frame, len, 13, &h, &st),
-                     AWAFS_PARSE_MALFORMED);
-    assert_int_equal(st.n[AWAFS_PARSE_MALFORMED], 2);
-}
-
 static void
 test_among_other_options(void **state)
 {
@@ -514,7 +462,6 @@ main(void)
         cmocka_unit_test(test_bad_awafs_option),
         cmocka_unit_test(test_stats_count_every_result),
         cmocka_unit_test(test_encode_saturates),
-        cmocka_unit_test(test_from_l3_offset),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
