@@ -91,6 +91,42 @@ bench_per_packet(int n_queues)
     awafs_sched_destroy(s);
 }
 
+struct producer {
+    struct awafs_ring *ring;
+    atomic_int *go;
+    int cpu;
+    uint64_t n, ok;
+    double seconds;
+};
+
+static void
+pin(int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void *
+producer_main(void *arg)
+{
+    struct producer *p = arg;
+    double t0;
+
+    pin(p->cpu);
+    while (!atomic_load(p->go)) {
+        continue;
+    }
+    t0 = now_s();
+    for (uint64_t i = 0; i < p->n; i++) {
+        p->ok += awafs_ring_push(p->ring, i, i);
+    }
+    p->seconds = now_s() - t0;
+    return NULL;
+}
+
 /* Threads sending to one port: each takes the port's lock for a whole
  * batch, as the datapath does (netdev_dpdk_eth_send()). */
 struct sender {
