@@ -181,7 +181,8 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
                 time.sleep(0.2)
                 cycles, mpps = measure(sb, seconds)
                 rows.append({"binary": "stock" if vswitchd else "awafs",
-                             "source": source, "size": size, "run": i,
+                             "source": source, "size": size, "pmds": pmds,
+                             "run": i,
                              "config": name, "cycles": cycles,
                              "mpps": mpps})
         # The recalculation thread's timing with the PMD at full load.
