@@ -44,6 +44,9 @@ FUZZ_BIN := $(B)/fuzz/fuzz-hdr
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Ilib
 
+# The core's concurrent parts under ThreadSanitizer (tests/tsan/).
+TSAN_BIN := $(B)/tsan/stress-core
+
 AGENT := $(B)/host-agent
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 	-I$(AGENT)
@@ -63,7 +66,7 @@ setup:
 
 # ---- the AWAFS core, on its own ------------------------------------------
 
-core: $(CORE)/libawafs.a unit $(BIN)/awafs-sim $(FUZZ_BIN) \
+core: $(CORE)/libawafs.a unit $(BIN)/awafs-sim $(FUZZ_BIN) $(TSAN_BIN) \
 	$(B)/bench/core-bench
 
 $(CORE)/%.o: lib/%.c $(CORE_HDRS)
@@ -91,6 +94,11 @@ $(B)/bench/core-bench: bench/core-bench.c $(CORE)/libawafs.a
 $(FUZZ_BIN): tests/fuzz/fuzz-hdr.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	clang $(FUZZ_FLAGS) tests/fuzz/fuzz-hdr.c lib/awafs-hdr.c -o $@
+
+$(TSAN_BIN): tests/tsan/stress-core.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=thread -Ilib tests/tsan/stress-core.c \
+		$(CORE_SRCS) -lpthread -lm -o $@
 
 # ---- the host agent (BPF, libbpf) ----------------------------------------
 

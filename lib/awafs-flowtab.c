@@ -91,10 +91,7 @@ struct awafs_flowtab {
     struct flow_entry slots[];
 };
 
-/* A keyed hash of the 5-tuple: UMAC's NH over its five 64-bit words (five
- * multiplications; two different keys collide with probability 2^-32 for
- * a key the sender does not know), then a multiplicative mix so that the
- * low bits, which index the table, depend on all of it. */
+/* The 5-tuple is hashed as five 64-bit words, keyed (awafs_keyed_hash()). */
 _Static_assert(sizeof(struct awafs_flow_key) <= 40,
                "hash_key() reads the 5-tuple as five 64-bit words");
 
@@ -102,17 +99,9 @@ static uint32_t
 hash_key(const struct awafs_flowtab *t, const struct awafs_flow_key *k)
 {
     uint64_t w[5] = { 0 };
-    uint64_t h = 0;
 
     memcpy(w, k, sizeof *k);
-    for (int i = 0; i < 5; i++) {
-        uint32_t lo = w[i], hi = w[i] >> 32;
-
-        h += (uint64_t) (uint32_t) (lo + t->hash_key[2 * i])
-             * (uint32_t) (hi + t->hash_key[2 * i + 1]);
-    }
-    h = (h ^ (h >> 29)) * UINT64_C(0xbf58476d1ce4e5b9);
-    return h >> 32;
+    return awafs_keyed_hash(t->hash_key, w, 5);
 }
 
 uint32_t
@@ -141,14 +130,7 @@ awafs_flowtab_create(uint32_t capacity, uint64_t seed)
     t = calloc(1, awafs_flowtab_memsize(capacity));
     if (t) {
         t->mask = awafs_pow2_at_least(capacity) - 1;
-        for (int i = 0; i < 10; i++) {
-            /* splitmix64: the seed spread over the key. */
-            uint64_t z = (seed += UINT64_C(0x9e3779b97f4a7c15));
-
-            z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-            z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-            t->hash_key[i] = (z ^ (z >> 31)) >> 32;
-        }
+        awafs_hash_key_init(t->hash_key, 10, seed);
     }
     return t;
 }

@@ -18,11 +18,14 @@
 #define AWAFS_H 1
 
 /* The AWAFS core, free of DPDK and OVS headers so that it can be unit-tested
- * on its own.  Five parts:
+ * on its own.  Its parts:
  *
  *   - awafs_parse(): finds the end-host header (a TCP experimental option,
  *     docs/header.md) in a raw Ethernet frame.
  *   - awafs_classify(): MLFQ queue for a flow's bytes-sent.
+ *   - struct awafs_flowtab: the switch's own byte count per flow
+ *     (trust=switch|verify).
+ *   - struct awafs_srclimit: per-source completion rate limit (trust=host).
  *   - struct awafs_ring: bounded lock-free multi-producer, single-consumer
  *     ring of completed flow sizes, filled per packet by the datapath.
  *   - struct awafs_adapt: the window of completed sizes and the periodic
@@ -286,6 +289,26 @@ size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
                             size_t max);
 uint64_t awafs_ring_pushed(const struct awafs_ring *);
 uint64_t awafs_ring_dropped(const struct awafs_ring *);
+
+/* ---- Per-source completion rate limit (trust=host) ---- */
+
+#define AWAFS_SRCLIMIT_MAX_SLOTS (1u << 16)
+
+struct awafs_srclimit;
+
+/* Token buckets of 'rate' completions per second and 'burst' completions
+ * for up to 'n_slots' sources (rounded up to a power of 2; sources whose
+ * keyed hash collides share a bucket).  'seed' should be random and secret.
+ * NULL if an argument is 0 or too large, or out of memory. */
+struct awafs_srclimit *awafs_srclimit_create(uint32_t n_slots, uint32_t rate,
+                                             uint32_t burst, uint64_t seed);
+void awafs_srclimit_destroy(struct awafs_srclimit *);
+/* True if the source with address 'addr' (IPv4 in its first 4 bytes, the
+ * rest zero; or IPv6) may report one more completion at 'now_us'; false
+ * counts it as limited.  One thread at a time. */
+bool awafs_srclimit_allow(struct awafs_srclimit *, const uint8_t addr[16],
+                          int64_t now_us);
+uint64_t awafs_srclimit_limited(const struct awafs_srclimit *);
 
 /* ---- Switch-side flow table (trust=switch and trust=verify) ---- */
 

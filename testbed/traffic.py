@@ -37,14 +37,15 @@ def awafs_option(bytes_sent, flow_size=None, prev=None):
 
 def tcp_frame(bytes_sent=None, flow_size=None, sport=40000, dport=5001,
               payload=1000, tos=0, ipv6=False, seq=0, flags="PA",
-              prev=None):
+              prev=None, src=None):
     """An Ethernet/IP/TCP frame, with the AWAFS option if 'bytes_sent' is
     given (a completion if 'flow_size' is given too, a report of the
-    previous message if 'prev')."""
+    previous message if 'prev'), from 'src' (10.0.0.1 or fd00::1 by
+    default)."""
     opts = ([] if bytes_sent is None
             else [awafs_option(bytes_sent, flow_size, prev)])
-    l3 = (IPv6(src="fd00::1", dst="fd00::2", tc=tos) if ipv6
-          else IP(src="10.0.0.1", dst="10.0.0.2", tos=tos))
+    l3 = (IPv6(src=src or "fd00::1", dst="fd00::2", tc=tos) if ipv6
+          else IP(src=src or "10.0.0.1", dst="10.0.0.2", tos=tos))
     pkt = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / l3
            / TCP(sport=sport, dport=dport, flags=flags, seq=seq,
                  options=opts) / (b"x" * payload))

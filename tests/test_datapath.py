@@ -426,6 +426,54 @@ def test_switch_counts_without_any_header(sw):
     assert details["completions"] == "3"
 
 
+@pytest.mark.parametrize("limit", [0, 60])
+def test_completion_rate_limit_bounds_a_lying_host(sw, limit):
+    """trust=host, the median of a 1 s window.  Four honest hosts
+    (10.0.0.1-4) report 40 completions each, 50 per second, of sizes 10 kB,
+    20 kB, ..., 1.6 MB, while a lying one (10.0.0.66) reports 400 of 100
+    bytes, interleaved, in 0.8 s.  Without a limit the liar owns the window
+    and the threshold is its 100 bytes.  With completion-rate-limit=60
+    (burst 6) the honest hosts lose nothing and the liar gets at most 6 + 60
+    per second into the window: the threshold is the honest size that the
+    number it got predicts."""
+    sw.sb.set_awafs("p1", queues=2, percentiles=50, thresholds=50000,
+                    **{"window-ms": 1000, "interval-ms": 100,
+                       "window-type": "exact", "min-samples": 10,
+                       "completion-rate-limit": limit})
+    frames = []
+    for i in range(40):
+        for h in range(4):
+            size = (4 * i + h + 1) * 10000
+            frames.append(tcp_frame(bytes_sent=size - 1000, flow_size=size,
+                                    sport=3000 + i, seq=i,
+                                    src=f"10.0.0.{h + 1}"))
+        frames += [tcp_frame(bytes_sent=0, flow_size=100, sport=4000 + j,
+                             seq=i, payload=100, src="10.0.0.66")
+                   for j in range(10)]
+    t0 = sw.play(frames, rate=700)
+    elapsed = time.time() - t0
+    time.sleep(0.3)
+
+    _, details, _ = sw.sb.qos_show("p1")
+    completions = int(details["completions"])
+    assert completions + int(details["completions-limited"]) == 560
+    lies = completions - 160                 # If every honest one counted.
+    full = max(history(sw.sb, "p1"), key=lambda r: r[2])
+    print(f"completion-rate-limit={limit}: {lies} of the liar's 400 in the "
+          f"window of {full[2]}, median {full[3][0]} bytes "
+          f"({elapsed:.2f} s)")
+    assert full[2] == completions
+    if limit:
+        assert lies <= 6 + limit * (elapsed + 0.3), lies
+        # The median (nearest rank) of the window, the liar's 100-byte
+        # completions being its smallest: an honest size, which also shows
+        # that no honest completion was refused.
+        rank = -(-completions // 2)
+        assert full[3][0] == (rank - lies) * 10000, (lies, full)
+    else:
+        assert lies == 400 and full[3][0] == 100
+
+
 # ---- observability --------------------------------------------------------
 
 def test_openflow_queue_stats_for_all_queues(sw):

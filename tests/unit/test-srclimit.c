@@ -1,0 +1,91 @@
+/* Unit tests: the per-source completion rate limit. */
+
+#include "unit.h"
+
+static const uint8_t HOST_A[16] = { 10, 0, 0, 1 };
+static const uint8_t HOST_B[16] = { 10, 0, 0, 2 };
+
+/* A burst, then the rate: 10/s with a burst of 3. */
+static void
+test_burst_then_rate(void **state)
+{
+    struct awafs_srclimit *l = awafs_srclimit_create(64, 10, 3, 1);
+    int allowed = 0;
+
+    (void) state;
+    for (int i = 0; i < 10; i++) {
+        allowed += awafs_srclimit_allow(l, HOST_A, 0);
+    }
+    assert_int_equal(allowed, 3);
+    assert_int_equal(awafs_srclimit_limited(l), 7);
+    /* One every 100 ms: over 1 s, 10 more, whatever the call rate. */
+    allowed = 0;
+    for (int64_t t = 1000; t <= 1000000; t += 1000) {
+        allowed += awafs_srclimit_allow(l, HOST_A, t);
+    }
+    assert_int_equal(allowed, 10);
+    /* Idle: full again, never more than the burst. */
+    allowed = 0;
+    for (int i = 0; i < 10; i++) {
+        allowed += awafs_srclimit_allow(l, HOST_A, 60000000);
+    }
+    assert_int_equal(allowed, 3);
+    awafs_srclimit_destroy(l);
+}
+
+/* Another source has its own bucket (with this key, another slot); a clock
+ * that goes backwards adds nothing. */
+static void
+test_sources_apart_and_clock_steps(void **state)
+{
+    struct awafs_srclimit *l = awafs_srclimit_create(1024, 1, 1, 7);
+
+    (void) state;
+    assert_true(awafs_srclimit_allow(l, HOST_A, 5000000));
+    assert_false(awafs_srclimit_allow(l, HOST_A, 5000000));
+    assert_true(awafs_srclimit_allow(l, HOST_B, 5000000));
+    assert_false(awafs_srclimit_allow(l, HOST_A, 1000));
+    assert_false(awafs_srclimit_allow(l, HOST_A, 5500000));
+    assert_true(awafs_srclimit_allow(l, HOST_A, 6000000));
+    awafs_srclimit_destroy(l);
+}
+
+/* Sources that collide share a bucket: with one slot, all of them. */
+static void
+test_colliding_sources_share(void **state)
+{
+    struct awafs_srclimit *l = awafs_srclimit_create(1, 1, 2, 3);
+    uint8_t addr[16] = { 0 };
+    int allowed = 0;
+
+    (void) state;
+    for (int i = 0; i < 100; i++) {
+        addr[3] = i;
+        allowed += awafs_srclimit_allow(l, addr, 0);
+    }
+    assert_int_equal(allowed, 2);
+    awafs_srclimit_destroy(l);
+}
+
+static void
+test_create_limits(void **state)
+{
+    (void) state;
+    assert_null(awafs_srclimit_create(0, 1, 1, 0));
+    assert_null(awafs_srclimit_create(16, 0, 1, 0));
+    assert_null(awafs_srclimit_create(16, 1, 0, 0));
+    assert_null(awafs_srclimit_create(AWAFS_SRCLIMIT_MAX_SLOTS + 1, 1, 1, 0));
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_burst_then_rate),
+        cmocka_unit_test(test_sources_apart_and_clock_steps),
+        cmocka_unit_test(test_colliding_sources_share),
+        cmocka_unit_test(test_create_limits),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
