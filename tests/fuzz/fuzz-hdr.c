@@ -1,6 +1,6 @@
-/* libFuzzer target for the AWAFS header parser: any byte string is a frame.
- * Built with ASan + UBSan; besides memory errors it checks the parser's
- * promises about what it returns. */
+/* libFuzzer target for the AWAFS header parser and the flow key extraction:
+ * any byte string is a frame.  Built with ASan + UBSan; besides memory errors
+ * it checks their promises about what they return. */
 
 #include "awafs.h"
 
@@ -17,6 +17,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (r >= AWAFS_PARSE_N_RESULTS || st.n[r] != 1) {
         abort();
+    }
+    if (r == AWAFS_PARSE_OK || r == AWAFS_PARSE_NO_OPTION) {
+        /* TCP found: the flow key extraction takes it. */
+        struct awafs_flow_key key;
+
+        if (!awafs_flow_key_from_frame(data, size, &h, &key)
+            || key.ip_version != h.ip_version) {
+            abort();
+        }
     }
     if (r == AWAFS_PARSE_OK) {
         /* Offsets point inside the frame, in order; values are in range. */

@@ -1,0 +1,137 @@
+/* libFuzzer target for the switch's flow table (trust=switch|verify): the
+ * input is a sequence of TCP segments, each 16 bytes that say which of a
+ * few hosts and ports sends it, its flags, sequence and ACK numbers,
+ * payload length, AWAFS option (none, data, completion, previous message's
+ * report, with fuzzed values) and the time since the previous segment.
+ * Each is built into a real frame and goes through what the datapath does:
+ * awafs_parse(), awafs_flow_key_from_frame(), awafs_flowtab_update(), and
+ * now and then awafs_flowtab_sweep(), on a table of 8 flows so that
+ * evictions happen.  Built with ASan + UBSan; checks the table's promises. */
+
+#include "awafs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define RECORD 16
+#define N_QUEUES 4
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* Builds the segment 'r' describes into 'f'; returns the frame's length. */
+static size_t
+build(const uint8_t *r, uint8_t *f)
+{
+    static const uint8_t hosts[4] = { 1, 2, 3, 200 };
+    bool v6 = r[0] & 0x10;
+    size_t l3 = 14, l4 = l3 + (v6 ? 40 : 20), opt_len = 0;
+    size_t payload = (r[2] << 8 | r[3]) % 1461;
+    uint8_t opt[24];
+    size_t tcp_len, len;
+
+    memset(f, 0, 1600);
+    f[12] = v6 ? 0x86 : 0x08;
+    f[13] = v6 ? 0xdd : 0x00;
+    switch (r[14] & 3) {
+    case 1:
+        opt_len = awafs_opt_encode(opt, rd32(r + 4) >> (r[15] & 31), false,
+                                   0);
+        break;
+    case 2:
+        opt_len = awafs_opt_encode(opt, rd32(r + 4) >> (r[15] & 31), true,
+                                   rd32(r + 4) + payload);
+        break;
+    case 3:
+        opt_len = awafs_opt_encode_prev(opt, 0, false, 0,
+                                        rd32(r + 8) >> (r[15] & 31),
+                                        rd32(r + 4));
+        break;
+    }
+    while (opt_len % 4) {
+        opt[opt_len++] = 1;     /* NOP. */
+    }
+    tcp_len = 20 + opt_len + payload;
+    if (v6) {
+        f[l3] = 0x60;
+        f[l3 + 4] = tcp_len >> 8;
+        f[l3 + 5] = tcp_len;
+        f[l3 + 6] = 6;
+        f[l3 + 23] = hosts[r[0] & 3];      /* Source fd00::x. */
+        f[l3 + 39] = hosts[(r[0] >> 2) & 3] ^ 0x80;
+    } else {
+        f[l3] = 0x45;
+        f[l3 + 2] = (20 + tcp_len) >> 8;
+        f[l3 + 3] = 20 + tcp_len;
+        f[l3 + 9] = 6;
+        f[l3 + 12] = 10;
+        f[l3 + 15] = hosts[r[0] & 3];
+        f[l3 + 16] = 10;
+        f[l3 + 19] = hosts[(r[0] >> 2) & 3] ^ 0x80;
+    }
+    f[l4] = 0x9c;                       /* Source port 40000 + x. */
+    f[l4 + 1] = 0x40 + (r[0] >> 5);
+    f[l4 + 3] = 80;
+    memcpy(f + l4 + 4, r + 4, 8);       /* Sequence and ACK numbers. */
+    f[l4 + 12] = (5 + opt_len / 4) << 4;
+    f[l4 + 13] = r[1];                  /* Flags. */
+    memcpy(f + l4 + 20, opt, opt_len);
+    len = l4 + tcp_len;
+    return len < 60 ? 60 : len;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static uint8_t frame[1600];
+    struct awafs_thresholds thr = { .n_queues = N_QUEUES,
+                                    .thr = { 3000, 30000, 300000,
+                                             UINT64_MAX, UINT64_MAX,
+                                             UINT64_MAX, UINT64_MAX } };
+    struct awafs_flowtab *t = awafs_flowtab_create(8, size);
+    struct awafs_flowtab_stats st;
+    int64_t now = 0;
+
+    for (size_t i = 0; i + RECORD <= size; i += RECORD) {
+        const uint8_t *r = data + i;
+        size_t len = build(r, frame);
+        struct awafs_flow_result res;
+        struct awafs_flow_key key;
+        struct awafs_hdr h;
+        enum awafs_parse_result pr = awafs_parse(frame, len, &h, NULL);
+
+        now += (int64_t) (r[12] << 8 | r[13]) << 4;
+        if ((pr != AWAFS_PARSE_OK && pr != AWAFS_PARSE_NO_OPTION)
+            || !awafs_flow_key_from_frame(frame, len, &h, &key)) {
+            abort();            /* Every built segment is valid TCP. */
+        }
+        awafs_flowtab_update(t, &key, &h, r[14] & 4, now, 50000, &thr, &res);
+        if (res.queue >= N_QUEUES || res.n_completed < 0
+            || res.n_completed > 2) {
+            abort();
+        }
+        for (int c = 0; c < res.n_completed; c++) {
+            if (res.completed[c] > (UINT64_C(1) << 40)) {
+                abort();        /* Counts saturate at 1 TB. */
+            }
+        }
+        if (r[14] & 8) {
+            uint64_t sizes[8];
+
+            if (awafs_flowtab_sweep(t, 8, now, 50000, sizes) > 8) {
+                abort();
+            }
+        }
+    }
+    awafs_flowtab_get_stats(t, &st);
+    if (st.flows > 8) {
+        abort();
+    }
+    awafs_flowtab_destroy(t);
+    return 0;
+}
