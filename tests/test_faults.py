@@ -132,3 +132,33 @@ def test_completion_ring_flood(loaded, tmp_path):
           f"completions dropped of {details['completions']}")
     assert int(details["completions-dropped"]) > 0
     assert flood[2] >= 0.7 * normal[2]
+
+
+def tx_bytes(sb):
+    return sum(int(q["tx_bytes"]) for q in sb.qos_show("p1")[2].values())
+
+
+def shaped_rate(sb, seconds=1.0):
+    """Bytes per second p1 sent, timed by the monotonic clock."""
+    b0, t0 = tx_bytes(sb), time.monotonic()
+    time.sleep(seconds)
+    return (tx_bytes(sb) - b0) / (time.monotonic() - t0)
+
+
+def test_system_clock_steps(loaded):
+    """The system clock stepped 10 minutes back, then forward again: the
+    thresholds keep being recomputed and the port keeps its 500 Mb/s rate
+    (every AWAFS timing uses the TSC; docs/reliability.md).  The clock ends
+    where it would have been."""
+    sb, _ = loaded
+    rate = AWAFS["max-rate"] / 8
+    assert 0.5 * rate < shaped_rate(sb) < 1.2 * rate
+    step = 600
+    time.clock_settime(time.CLOCK_REALTIME, time.time() - step)
+    try:
+        assert adapting(sb) and forwarding(sb)
+        assert 0.5 * rate < shaped_rate(sb) < 1.2 * rate
+    finally:
+        time.clock_settime(time.CLOCK_REALTIME, time.time() + step)
+    assert adapting(sb) and forwarding(sb)
+    assert 0.5 * rate < shaped_rate(sb) < 1.2 * rate
