@@ -35,6 +35,8 @@ now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+#define N_FRAMES 256
+
 /* A 64-byte IPv4/TCP frame with the AWAFS option for 'sent' bytes. */
 static size_t
 make_frame(uint8_t *f, uint32_t sent)
@@ -49,23 +51,40 @@ make_frame(uint8_t *f, uint32_t sent)
     return 64;
 }
 
+/* The frames every per-packet benchmark cycles through: flows that have
+ * sent 0 to 100 kB. */
 static void
-bench_per_packet(int n_queues)
+make_frames(uint8_t frames[N_FRAMES][64])
 {
-    enum { BURST = 32, N_FRAMES = 256, ROUNDS = 200000 };
-    static uint8_t frames[N_FRAMES][64];
-    struct awafs_thresholds t = { .n_queues = n_queues };
-    struct awafs_parse_stats st = { { 0 } };
-    struct awafs_sched *s = awafs_sched_create(n_queues, 1024);
-    void *out[BURST];
-    double best = 1e9;
-
-    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
-        t.thr[i] = i < n_queues - 1 ? (uint64_t) (i + 1) * 10000 : UINT64_MAX;
-    }
     for (int i = 0; i < N_FRAMES; i++) {
         make_frame(frames[i], i * 997 % 100000);
     }
+}
+
+/* Thresholds of 10, 20, ... kB for 'n_queues' queues. */
+static void
+make_thresholds(struct awafs_thresholds *t, int n_queues)
+{
+    *t = (struct awafs_thresholds) { .n_queues = n_queues };
+    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+        t->thr[i] = i < n_queues - 1 ? (uint64_t) (i + 1) * 10000
+                                     : UINT64_MAX;
+    }
+}
+
+static void
+bench_per_packet(int n_queues)
+{
+    enum { BURST = 32, ROUNDS = 200000 };
+    static uint8_t frames[N_FRAMES][64];
+    struct awafs_parse_stats st = { { 0 } };
+    struct awafs_sched *s = awafs_sched_create(n_queues, 1024);
+    struct awafs_thresholds t;
+    void *out[BURST];
+    double best = 1e9;
+
+    make_thresholds(&t, n_queues);
+    make_frames(frames);
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now_s();
 
@@ -142,15 +161,13 @@ struct sender {
 static void *
 sender_main(void *arg)
 {
-    enum { BURST = 32, N_FRAMES = 256 };
-    static uint8_t frames[N_FRAMES][64];
+    enum { BURST = 32 };
+    uint8_t frames[N_FRAMES][64];
     struct sender *snd = arg;
     struct awafs_parse_stats st = { { 0 } };
     double t0;
 
-    for (int i = 0; i < N_FRAMES; i++) {
-        make_frame(frames[i], i * 997 % 100000);
-    }
+    make_frames(frames);
     pin(snd->cpu);
     while (!atomic_load(snd->go)) {
         continue;
@@ -187,12 +204,10 @@ static void
 bench_port_lock(int n)
 {
     enum { BATCHES = 2000000 };
-    struct awafs_thresholds t = { .n_queues = 4 };
+    struct awafs_thresholds t;
     double best = 1e9;
 
-    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
-        t.thr[i] = i < 3 ? (uint64_t) (i + 1) * 10000 : UINT64_MAX;
-    }
+    make_thresholds(&t, 4);
     for (int rep = 0; rep < 3; rep++) {
         struct awafs_sched *s = awafs_sched_create(4, 1024);
         pthread_spinlock_t lock;

@@ -9,13 +9,13 @@ or 1518 bytes.  A run measures each configuration in turn for a short slice
 (the OpenFlow rule sends p0's frames to its port; then the PMD statistics are
 cleared, and after 'seconds' 'avg processing cycles per packet' and the
 packet rate are read), and a configuration's ratio is to the no-QoS slice of
-the same run, a second or so apart.  Only p0 is polled.  This machine's speed drifts by tens of
-percent over seconds (other tenants of its host), so many short runs and
-their median ratio say more than a few long ones.
+the same run, a second or so apart.  Only p0 is polled.  This machine's
+speed drifts by tens of percent over seconds (other tenants of its host), so
+many short runs and their median ratio say more than a few long ones.
 
 usage: python3 bench/forwarding.py [--source null|pcap] [--size 64|1518]
-           [--pmds 1|2] [--runs N] [--seconds S] [--configs A,B] [--vswitchd PATH]
-           [--csv FILE] [--perf CONFIG]
+           [--pmds 1|2] [--runs N] [--seconds S] [--configs A,B]
+           [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
 
 --perf CONFIG profiles the PMD thread (perf record -e cpu-clock) for 5 s
 under CONFIG after the runs and prints the symbols with >= 0.5 % of its
@@ -91,7 +91,8 @@ def route(sb, ofport):
     """Sends the sources' frames (p0's, and p00's with two PMDs) to OpenFlow
     port 'ofport' from now on."""
     for in_port in (1, 99):
-        sb.ofctl("add-flow", "br0", f"in_port={in_port},actions=output:{ofport}")
+        sb.ofctl("add-flow", "br0",
+                 f"in_port={in_port},actions=output:{ofport}")
 
 
 def measure(sb, seconds):
@@ -167,11 +168,16 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             sb.vsctl("set", "Interface", name,
                      f"other_config:pmd-rxq-affinity=0:{core}")
         ports = {}
-        for i, name in enumerate(names):
-            ports[name] = (f"p{i + 1}", i + 2)
-            sb.add_dpdk_port("br0", f"p{i + 1}", f"net_null{i + 1},no-rx=1",
-                             i + 2)
-            apply(sb, name, f"p{i + 1}")
+
+        def add_port(name):
+            """An output port with configuration 'name': (name, ofport)."""
+            i = len(ports) + 1
+            ports[name] = (f"p{i}", i + 1)
+            sb.add_dpdk_port("br0", f"p{i}", f"net_null{i},no-rx=1", i + 1)
+            apply(sb, name, f"p{i}")
+
+        for name in names:
+            add_port(name)
         sb.ofctl("del-flows", "br0")
         route(sb, ports[names[0]][1])
         time.sleep(1)
@@ -192,11 +198,7 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             recalc = sb.qos_show(ports["awafs-adaptive-4q"][0])[1]
         if perf:
             if perf not in ports:
-                ports[perf] = (f"p{len(names) + 1}", len(names) + 2)
-                sb.add_dpdk_port("br0", ports[perf][0],
-                                 f"net_null{len(names) + 1},no-rx=1",
-                                 ports[perf][1])
-                apply(sb, perf, ports[perf][0])
+                add_port(perf)
             route(sb, ports[perf][1])
             time.sleep(1)
             prof = profile(sb)

@@ -202,10 +202,10 @@ void *awafs_sched_enqueue(struct awafs_sched *, unsigned int q, void *pkt,
                           uint32_t len);
 /* awafs_sched_enqueue() for 'n' packets, 'queues[i]' being the queue of
  * 'pkts[i]' and 'lens[i]' its length, queued at 'now' (ticks of any clock,
- * modulo 2^32, the same for every call).  'ecn[i]' is in: nonzero if 'pkts[i]' is
- * ECN-capable; out: nonzero if the caller must set CE on it (decided after
- * the drop decision); 'ecn' may be NULL: no marking.  Stores the packets to drop in 'victims' (room for
- * 'n') and returns how many. */
+ * modulo 2^32, the same for every call).  'ecn[i]' is in: nonzero if
+ * 'pkts[i]' is ECN-capable; out: nonzero if the caller must set CE on it
+ * (decided after the drop decision); 'ecn' may be NULL: no marking.  Stores
+ * the packets to drop in 'victims' (room for 'n') and returns how many. */
 size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
                                  void **pkts, const uint32_t *lens,
                                  uint8_t *ecn, size_t n, uint32_t now,

@@ -3,6 +3,7 @@ OVS-DPDK bridge as net_af_packet ports p0 (ingress) and p1 (egress), with
 one flow sending TCP from p0 to p1.  Frames are injected on awi0p and
 captured on awo0p."""
 
+import re
 import time
 
 from testbed.ovs_sandbox import OvsSandbox
@@ -18,6 +19,13 @@ def wait_until(cond, timeout, step=0.05):
             return True
         time.sleep(step)
     return cond()
+
+
+def bridge_output(sb):
+    """Packets the bridge sent out from p0 (OpenFlow port 1), by all its
+    rules (OpenFlow's counters follow the datapath within a second)."""
+    flows = sb.ofctl("dump-flows", "br0", "in_port=1")
+    return sum(int(n) for n in re.findall(r"n_packets=(\d+)", flows))
 
 
 def completion_frames(sizes):

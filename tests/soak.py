@@ -14,10 +14,10 @@ packets forwarded.
 
 At the end it checks: the switch is alive and was forwarding throughout;
 with the flows and QoS removed, the mbufs in use are back to where they
-were before (within one rx burst); the RSS of the second half is no higher than the first half's
-(plus 4 MiB); the thresholds were still being recomputed in the last
-adaptive phase.  Writes soak.csv and soak.svg (RSS and mbufs in use over
-time) to OUTDIR.
+were before (within one rx burst); the RSS of the second half is no higher
+than the first half's (plus 4 MiB); the thresholds were still being
+recomputed in the last adaptive phase.  Writes soak.csv and soak.svg (RSS
+and mbufs in use over time) to OUTDIR.
 
 usage: python3 tests/soak.py [--minutes M] [--out OUTDIR]
 """
@@ -71,13 +71,6 @@ def mbufs_in_use(sb):
     return min(reads)
 
 
-def set_p1(sb, cfg):
-    cfg = {"max-rate": RATE, **cfg}
-    kv = [f'other_config:{k}="{v}"' for k, v in cfg.items()]
-    sb.vsctl("set", "port", "p1", "qos=@q", "--", "--id=@q", "create", "qos",
-             "type=awafs", *kv)
-
-
 def svg(rows, path):
     """RSS (MiB) and mbufs in use over time, as two polylines."""
     w, h, pad = 800, 300, 40
@@ -125,15 +118,13 @@ def soak(minutes, out):
             now = time.time()
             if now >= next_cfg:
                 cfg = CONFIGS[n_cfg % len(CONFIGS)]
-                set_p1(sb, cfg)
+                sb.set_awafs("p1", **{"max-rate": RATE, **cfg})
                 versions.append((cfg, []))
                 n_cfg += 1
                 next_cfg += 10
             if now >= next_port:
                 sb.add_dpdk_port("br0", "p3", "net_null3,no-rx=1", 4)
-                sb.vsctl("set", "port", "p3", "qos=@q", "--", "--id=@q",
-                         "create", "qos", "type=awafs",
-                         'other_config:max-rate="100000000"')
+                sb.set_awafs("p3", **{"max-rate": 100000000})
                 sb.ofctl("add-flow", "br0",
                          "priority=100,in_port=3,actions=output:2,output:4")
                 p3_until = now + 20

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import BUILD, REPO
-from testbed.switch import wait_until
+from testbed.switch import bridge_output, wait_until
 from testbed.traffic import Capture, tcp_frame
 
 RUNS = 300000
@@ -32,12 +32,6 @@ def test_fuzz_smoke(tmp_path, target):
     assert f"Done {RUNS} runs" in proc.stderr
     assert "ERROR: AddressSanitizer" not in proc.stderr
     assert "runtime error" not in proc.stderr
-
-
-def bridge_output(sb):
-    """Packets the bridge sent from p0 to p1, by all rules."""
-    flows = sb.ofctl("dump-flows", "br0", "in_port=1")
-    return sum(int(n) for n in re.findall(r"n_packets=(\d+)", flows))
 
 
 def rx_packets(sb):

@@ -1,6 +1,7 @@
 """The patched Open vSwitch build: version marker, and the behaviour of the
 unpack/patch scripts the Makefile relies on."""
 
+import re
 import subprocess
 import tarfile
 
@@ -33,11 +34,12 @@ def test_core_compiled_inside_ovs():
         assert (BUILD / "ovs" / "lib" / f"{name}.lo").exists(), name
 
 
-# The C files the patches change or add to libopenvswitch.
-PATCHED_C = ["lib/netdev-dpdk.c", "lib/dpif-netdev.c", "lib/netdev.c",
-             "lib/util.c", "lib/awafs-adapt.c", "lib/awafs-flowtab.c",
-             "lib/awafs-hdr.c", "lib/awafs-histwin.c", "lib/awafs-ring.c",
-             "lib/awafs-sched.c"]
+# The C files the patches change, and the core they build into
+# libopenvswitch.
+PATCHED_C = sorted(
+    {m for p in (REPO / "ovs-patches").glob("*.patch")
+     for m in re.findall(r"^\+\+\+ b/(\S+\.c)$", p.read_text(), re.M)}
+    | {f"lib/{p.name}" for p in (REPO / "lib").glob("awafs*.c")})
 
 
 @pytest.mark.parametrize("path", PATCHED_C)

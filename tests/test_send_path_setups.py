@@ -36,8 +36,8 @@ def test_two_pmds_keep_flow_order_and_priorities():
                 sb.vsctl("set", "interface", f"p{i}",
                          f"other_config:pmd-rxq-affinity=0:{i}")
             sb.add_af_packet_port("br0", "out", vout.sw, 2)
-            # Only the test's frames: the default NORMAL rule would flood
-            # the veths' own IPv6 solicitations to 'out' as well.
+            # Only the test's frames: the default NORMAL rule would also
+            # flood other frames seen on the veths to 'out'.
             sb.ofctl("del-flows", "br0")
             sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
             sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
