@@ -491,6 +491,15 @@ awafs_tb_budget(struct awafs_tb *tb, uint64_t now)
     return tb->tokens;
 }
 
+bool
+awafs_tb_allows(struct awafs_tb *tb, uint64_t now, uint64_t bytes)
+{
+    int64_t budget = awafs_tb_budget(tb, now);
+
+    /* Signed: a bucket below zero allows nothing. */
+    return budget >= 0 && (uint64_t) budget >= bytes;
+}
+
 void
 awafs_tb_consume(struct awafs_tb *tb, uint64_t bytes)
 {

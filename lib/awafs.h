@@ -254,6 +254,8 @@ void awafs_tb_init(struct awafs_tb *, uint64_t rate_bytes, uint64_t burst,
 /* Refills and returns the bytes that may be sent now (INT64_MAX if
  * unlimited). */
 int64_t awafs_tb_budget(struct awafs_tb *, uint64_t now);
+/* Refills and returns true if the bucket holds all of 'bytes' now. */
+bool awafs_tb_allows(struct awafs_tb *, uint64_t now, uint64_t bytes);
 void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
 
 /* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1). */

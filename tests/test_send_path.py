@@ -136,6 +136,27 @@ def test_cut_through_only_while_nothing_waits(sw):
     assert int(details["cut-through"]) - 20 <= 3
 
 
+def test_no_cut_through_while_the_bucket_is_in_debt(sw):
+    """A queued packet may start on any budget left, so a shaped port that
+    just emptied its queue owes the bucket up to a packet: at 1000 bytes/s
+    (3000-byte burst) 20 frames leave it about -150 bytes.  A frame that
+    comes right after the queue empties must wait for the refill, not cut
+    through."""
+    sb = sw.sb
+    sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                 **{"max-rate": 8000})
+    sw.src.send(frames(20, HIGH, payload=100))
+    assert wait_until(lambda: backlog(sb) == 1, 5, step=0.005)
+    assert wait_until(lambda: backlog(sb) == 0, 5, step=0.005)
+    before = int(sb.qos_show("p1")[1]["cut-through"])
+    sw.src.send(frames(1, HIGH, first=20, payload=100))
+    assert wait_until(lambda: backlog(sb) == 0, 5)
+    _, details, queues = sb.qos_show("p1")
+    assert queues[0]["tx_packets"] == "21"
+    assert int(details["cut-through"]) == before
+    assert int(queues[0]["sojourn-max-us"]) > 0
+
+
 # ---- ECN per port or per queue ------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["port", "queue"])

@@ -378,7 +378,10 @@ test_token_bucket(void **state)
     assert_int_equal(awafs_tb_budget(&tb, 0), 1500);
     awafs_tb_consume(&tb, 1600);
     assert_int_equal(awafs_tb_budget(&tb, 0), -100);
+    assert_false(awafs_tb_allows(&tb, 0, 1));               /* In debt. */
     assert_int_equal(awafs_tb_budget(&tb, 100000), 0);      /* +100 B. */
+    assert_true(awafs_tb_allows(&tb, 100000, 0));
+    assert_false(awafs_tb_allows(&tb, 100000, 1));
     /* Many calls within one byte's time still add up. */
     for (uint64_t t = 100000; t <= 600000; t += 10) {
         awafs_tb_budget(&tb, t);
@@ -386,9 +389,12 @@ test_token_bucket(void **state)
     assert_int_equal(awafs_tb_budget(&tb, 600000), 500);
     /* Idle refills only up to the bucket. */
     assert_int_equal(awafs_tb_budget(&tb, 100000000), 1500);
+    assert_true(awafs_tb_allows(&tb, 100000000, 1500));
+    assert_false(awafs_tb_allows(&tb, 100000000, 1501));
     /* Unlimited. */
     awafs_tb_init(&tb, 0, 0, 1000, 0);
     assert_int_equal(awafs_tb_budget(&tb, 5), INT64_MAX);
+    assert_true(awafs_tb_allows(&tb, 5, UINT64_MAX / 2));
 }
 
 static void
