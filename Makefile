@@ -30,6 +30,11 @@ CORE_SRCS := $(wildcard lib/awafs*.c)
 CORE_HDRS := lib/awafs.h lib/awafs-private.h
 CORE_OBJS := $(patsubst lib/%.c,$(CORE)/%.o,$(CORE_SRCS))
 
+# The OpenFlow message's encoding (ofproto-ext/), compiled by OVS in its lib/
+# as the core is, and alone for its unit test.
+OFPEXT_FILES := ofproto-ext/awafs-ofp.c ofproto-ext/awafs-ofp.h \
+	ofproto-ext/awafs-props.def
+
 # OVS's own warning set, so that the core compiles cleanly inside OVS too.
 CORE_CFLAGS := -std=gnu11 -O2 -g -pthread -Werror -Wall -Wextra \
 	-Wno-sign-compare -Wpointer-arith -Wformat -Wformat-security \
@@ -151,11 +156,14 @@ $(OVS)/.configured: | $(OVS)/.patched
 		./configure --with-dpdk=shared --enable-Werror >/dev/null
 	@touch $@
 
-# The core is compiled by OVS through symlinks to lib/, so editing it is an
-# ordinary incremental rebuild.
+# The core and ofproto-ext/ are compiled by OVS through symlinks in its lib/,
+# so editing them is an ordinary incremental rebuild.
 ovs: $(OVS)/.patched $(OVS)/.configured
 	@for f in $(CORE_SRCS) $(CORE_HDRS); do \
 		ln -sf $(CURDIR)/$$f $(OVS)/$$f; \
+	done
+	@for f in $(OFPEXT_FILES); do \
+		ln -sf $(CURDIR)/$$f $(OVS)/lib/$$(basename $$f); \
 	done
 	@echo "make -C $(OVS) -j$(JOBS) (log: $(B)/ovs-build.log)"
 	@$(MAKE) -C $(OVS) -j$(JOBS) > $(B)/ovs-build.log 2>&1 || \

@@ -1,5 +1,6 @@
 """Paths shared by the AWAFS test suite."""
 
+import fcntl
 import sys
 from pathlib import Path
 
@@ -9,6 +10,16 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))       # For the testbed package.
 BUILD = REPO / "build"
 BIN = BUILD / "bin"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_test_run_per_machine():
+    """The tests make machine-wide things (veth names, the userspace
+    datapath's 'ovs-netdev' tap device): a second pytest run waits for the
+    first."""
+    with open("/tmp/awafs-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
