@@ -12,13 +12,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
 # dpdk-testpmd); compilers and test tools for the core; the Redis and
 # memcached client libraries the message-boundary tests use; matplotlib for
-# the demo's plot; Mininet (its Python API builds the testbeds).
+# the demo's plot; Mininet (its Python API builds the testbeds); Chromium,
+# its WebDriver and selenium for the controller dashboard's browser test.
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
 python3 python3-venv python3-pip python3-redis python3-pymemcache
 python3-matplotlib mininet
+chromium chromium-driver python3-selenium
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
 "
 
@@ -33,6 +35,8 @@ apt-get:apt
 ar:binutils
 basename:coreutils
 bpftool:bpftool
+chromedriver:chromium-driver  # by hand: selenium starts it (tests/test_controller.py)
+chromium:chromium       # by hand: chromedriver starts it
 clang:clang
 cmp:diffutils
 cp:coreutils
@@ -56,6 +60,7 @@ patch:patch
 perf:linux-perf
 ping:iputils-ping
 pwd:coreutils
+readlink:coreutils      # by hand: ryu-app/awafs-controller
 python3:python3
 redis-cli:redis-tools
 redis-server:redis-server

@@ -1,0 +1,95 @@
+"""awafs-controller: the launcher (os-ken 4 has no osken-manager).
+
+    awafs-controller --ofp-port 6653 --rest 127.0.0.1:8080 \
+        [--ovsdb DPID=REMOTE ...]
+"""
+
+import argparse
+import logging
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+from awafs_controller.compat import load
+from awafs_controller.ovsdb import Ovsdb
+from awafs_controller.rest import Api
+from awafs_controller.state import parse_dpid
+
+APP_MODULE = "awafs_controller.app"
+
+
+class RestServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass            # The dashboard polls every second.
+
+
+def host_port(text):
+    host, _, port = text.rpartition(":")
+    return host or "0.0.0.0", int(port)
+
+
+def ovsdb_remote(text):
+    dpid, sep, remote = text.partition("=")
+    if not sep or not remote:
+        raise argparse.ArgumentTypeError(f"{text}: not DPID=REMOTE")
+    try:
+        return parse_dpid(dpid), remote
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        prog="awafs-controller",
+        description="AWAFS controller: OpenFlow 1.3 observation, OVSDB "
+        "configuration, REST API, /metrics and a dashboard.")
+    p.add_argument("--ofp-port", type=int, default=6653,
+                   help="OpenFlow listening port (default 6653)")
+    p.add_argument("--ofp-host", default="0.0.0.0",
+                   help="OpenFlow listening address (default all)")
+    p.add_argument("--rest", type=host_port, default=("127.0.0.1", 8080),
+                   metavar="HOST:PORT",
+                   help="REST/dashboard address (default 127.0.0.1:8080)")
+    p.add_argument("--ovsdb", type=ovsdb_remote, action="append", default=[],
+                   metavar="DPID=REMOTE",
+                   help="the OVSDB remote of the switch with datapath ID "
+                   "DPID (hex), e.g. 0000000000000001=tcp:10.0.0.1:6640; "
+                   "repeatable")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else
+                        logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s "
+                        "%(message)s")
+    ken = load()
+    # os-ken's native hub (threads) needs nothing; Ryu's eventlet hub needs
+    # its sockets made cooperative, as ryu-manager did.
+    ken.hub.patch(thread=False)
+    manager = ken.app_manager.AppManager.get_instance()
+    manager.load_apps([f"{ken.name}.controller.ofp_handler", APP_MODULE])
+    ken.cfg.CONF(args=["--ofp-tcp-listen-port", str(args.ofp_port),
+                       "--ofp-listen-host", args.ofp_host],
+                 project=ken.name)
+    services = manager.instantiate_apps(**manager.create_contexts())
+    app = manager.applications["AwafsController"]
+
+    api = Api(app.observations,
+              {dpid: Ovsdb(remote) for dpid, remote in args.ovsdb})
+    server = RestServer(args.rest, QuietHandler)
+    server.set_app(api)
+    logging.getLogger("awafs_controller").info(
+        "OpenFlow on %s:%d, REST on http://%s:%d/", args.ofp_host,
+        args.ofp_port, *args.rest)
+    services.append(ken.hub.spawn(server.serve_forever))
+    ken.hub.joinall(services)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""An awafs QoS's other_config: from REST JSON to OVSDB strings, and the
+switch's own validation of it (awafs_qos_parse in lib/netdev-dpdk.c as
+patched by ovs-patches/), with the switch's messages, so that the REST API
+refuses exactly what the switch would refuse."""
+
+import re
+
+# The keys the switch knows, in its order.
+KEYS = ("queues", "mode", "thresholds", "percentiles", "window-ms",
+        "interval-ms", "min-samples", "window-type", "window-capacity",
+        "max-rate", "buffer", "ecn-threshold", "ecn-mode", "max-wait-us",
+        "default-queue", "trust", "idle-us", "flow-table-size",
+        "completion-ring-size", "completion-rate-limit")
+
+MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES = 2, 8, 4
+FLOW_SIZE_MAX = 0xffffffff
+MAX_PERIOD_MS = 60000
+DEFAULT_WINDOW_CAPACITY = 32768
+DEFAULT_BUFFER = 1024
+MAX_BUFFER = 65536
+MAX_RATE = 400000000000
+RING_MAX = 1 << 24
+U64_MAX = (1 << 64) - 1
+
+# What C's strtoull() and strtod() take whole (OVS's str_to_ullong(),
+# str_to_double()).
+_ULL = re.compile(r"\s*([+-]?)(\d+)")
+_DOUBLE = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+                     r"|\s*[+-]?(inf|infinity|nan)", re.I)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def to_other_config(body):
+    """A REST JSON object as OVSDB other_config strings: integers and
+    strings as they are, lists of numbers comma-separated.  null is kept
+    (PATCH: remove the key)."""
+    if not isinstance(body, dict):
+        raise ConfigError("the body must be a JSON object of keys")
+    out = {}
+    for key, value in body.items():
+        if value is None or isinstance(value, str):
+            out[key] = value
+        elif _is_number(value):
+            out[key] = str(value)
+        elif isinstance(value, list) and value and all(map(_is_number,
+                                                           value)):
+            out[key] = ",".join(map(str, value))
+        else:
+            raise ConfigError(f"{key}: {value!r} is not a string, a number "
+                              "or a list of numbers")
+    return out
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _ullong(s):
+    m = _ULL.fullmatch(s)
+    if not m:
+        return None
+    v = int(m.group(2))
+    if v > U64_MAX:
+        return None
+    return (-v) % (1 << 64) if m.group(1) == "-" else v
+
+
+def _uint(cfg, key, lo, hi, default):
+    s = cfg.get(key)
+    if s is None:
+        return default
+    v = _ullong(s)
+    if v is None or v < lo or v > hi:
+        raise ConfigError(f'{key}: "{s}" is not an integer between {lo} and '
+                          f'{hi}')
+    return v
+
+
+def _choice(cfg, key, names, message):
+    s = cfg.get(key, names[0])
+    if s not in names:
+        raise ConfigError(f'{key}: "{s}" {message}')
+    return s
+
+
+def _list(cfg, key, n, parse_item):
+    s = cfg.get(key)
+    if s is None:
+        return None
+    tokens = [t for t in re.split(r"[, ]", s) if t]
+    values = [parse_item(key, t) for t in tokens[:n]]
+    if len(tokens) != n:
+        raise ConfigError(f"{key}: {n + 1} queues need {n} values, got "
+                          f"{len(tokens)}")
+    return values
+
+
+def _byte_count(key, tok):
+    v = _ullong(tok)
+    if v is None or v > FLOW_SIZE_MAX:
+        raise ConfigError(f'{key}: "{tok}" is not a byte count (0 to '
+                          f'{FLOW_SIZE_MAX})')
+    return v
+
+
+def _percentile_milli(key, tok):
+    d = float(tok) if _DOUBLE.fullmatch(tok) else None
+    milli = int(d * 1000 + 0.5) if d is not None and 0 < d < 100 else 0
+    if not milli or milli >= 100000:
+        raise ConfigError(f'{key}: "{tok}" is not a percentile in (0, 100)')
+    return milli
+
+
+def validate(cfg):
+    """Raises ConfigError with the switch's message if the switch would
+    refuse other_config 'cfg' ({key: string})."""
+    for key in sorted(cfg):
+        if key not in KEYS:
+            raise ConfigError(f'unknown key "{key}"')
+    n = _uint(cfg, "queues", MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES)
+    _choice(cfg, "mode", ("adaptive", "static"),
+            'is neither "adaptive" nor "static"')
+    _choice(cfg, "window-type", ("histogram", "exact"),
+            'is neither "histogram" nor "exact"')
+    thresholds = (_list(cfg, "thresholds", n - 1, _byte_count)
+                  or [(i + 1) * 7000 for i in range(n - 1)])
+    percentiles = (_list(cfg, "percentiles", n - 1, _percentile_milli)
+                   or [(i + 1) * 10000 for i in range(n - 1)])
+    _uint(cfg, "window-ms", 1, MAX_PERIOD_MS, None)
+    _uint(cfg, "interval-ms", 1, MAX_PERIOD_MS, None)
+    capacity = _uint(cfg, "window-capacity", 16, RING_MAX,
+                     DEFAULT_WINDOW_CAPACITY)
+    _uint(cfg, "completion-ring-size", 16, RING_MAX, None)
+    _uint(cfg, "min-samples", 1, capacity, None)
+    _uint(cfg, "max-rate", 0, MAX_RATE, None)
+    buffer = _uint(cfg, "buffer", 1, MAX_BUFFER, DEFAULT_BUFFER)
+    _uint(cfg, "ecn-threshold", 0, buffer, None)
+    _choice(cfg, "ecn-mode", ("port", "queue"),
+            'is neither "port" nor "queue"')
+    _uint(cfg, "max-wait-us", 0, 60000000, None)
+    _uint(cfg, "default-queue", 0, n - 1, None)
+    _choice(cfg, "trust", ("host", "switch", "verify"),
+            'is not "host", "switch" or "verify"')
+    _uint(cfg, "idle-us", 1, 60000000, None)
+    _uint(cfg, "flow-table-size", 8, 1 << 20, None)
+    _uint(cfg, "completion-rate-limit", 0, 1000000, None)
+    # The core's own check (awafs_config_check in lib/awafs-adapt.c).
+    for i in range(1, n - 1):
+        if percentiles[i] <= percentiles[i - 1]:
+            raise ConfigError("percentiles must be strictly increasing")
+        if thresholds[i] < thresholds[i - 1]:
+            raise ConfigError("thresholds must be non-decreasing")

@@ -1,0 +1,290 @@
+"""The controller app's pure parts (ryu-app/awafs_controller): the import
+layer, the property table, the NXST_AWAFS decoder and text, the REST
+config's conversion and validation, the OpenAPI file."""
+
+import struct
+import subprocess
+import sys
+import types
+
+import pytest
+import yaml
+
+from conftest import BIN, REPO
+
+sys.path.insert(0, str(REPO / "ryu-app"))
+
+from awafs_controller import compat, config, nxst, props  # noqa: E402
+
+VECTOR = REPO / "ofproto-ext" / "tests" / "nxst-awafs-reply.hex"
+
+
+# ---- compat: os_ken or else ryu ----
+
+def fake_framework(name, app_class="RyuApp", missing=()):
+    """{module name: module} of a framework with every module compat uses,
+    but 'missing'."""
+    modules = {}
+    for path in compat.MODULES.values():
+        if path not in missing:
+            modules[f"{name}.{path}"] = types.ModuleType(f"{name}.{path}")
+    app_manager = modules.get(f"{name}.base.app_manager")
+    if app_manager and app_class:
+        setattr(app_manager, app_class, type(app_class, (), {}))
+    return modules
+
+
+def importer(modules):
+    def import_module(name):
+        if name not in modules:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return modules[name]
+    return import_module
+
+
+def test_compat_prefers_os_ken():
+    modules = {**fake_framework("os_ken", "OSKenApp"), **fake_framework("ryu")}
+    ken = compat.load(import_module=importer(modules))
+    assert ken.name == "os_ken" and ken.App.__name__ == "OSKenApp"
+    assert ken.hub is modules["os_ken.lib.hub"]
+
+
+def test_compat_falls_back_to_ryu():
+    modules = fake_framework("ryu")
+    ken = compat.load(import_module=importer(modules))
+    assert ken.name == "ryu" and ken.App.__name__ == "RyuApp"
+    assert ken.ofproto_v1_3 is modules["ryu.ofproto.ofproto_v1_3"]
+
+
+def test_compat_skips_a_framework_missing_a_module():
+    modules = {**fake_framework("os_ken", "OSKenApp", missing=("lib.hub",)),
+               **fake_framework("ryu")}
+    assert compat.load(import_module=importer(modules)).name == "ryu"
+
+
+def test_compat_skips_a_framework_without_an_app_class():
+    modules = {**fake_framework("os_ken", app_class=None),
+               **fake_framework("ryu")}
+    assert compat.load(import_module=importer(modules)).name == "ryu"
+
+
+def test_compat_names_every_failure():
+    with pytest.raises(ImportError) as e:
+        compat.load(import_module=importer({}))
+    assert "os_ken: No module named" in str(e.value)
+    assert "ryu: No module named" in str(e.value)
+
+
+def test_compat_loads_the_installed_os_ken():
+    ken = compat.load()
+    assert ken.name == "os_ken" and ken.App.__name__ == "OSKenApp"
+    assert ken.ofproto_v1_3.OFP_VERSION == 4
+
+
+# ---- the property table ----
+
+def test_props_read_every_line_of_the_def_file():
+    lines = [ln for ln in props.DEF_FILE.read_text().splitlines()
+             if ln.startswith("AWAFS_PROP(")]
+    assert len(props.PROPS) == len(lines) > 60
+    assert props.PROPS[2].key == "mode"
+    assert props.PROPS[2].names == ("static", "adaptive")
+    assert props.PROPS[4].kind == "PCT"
+    assert props.PROPS[101].scope == "QUEUE"
+    assert len({p.key for p in props.PROPS.values()
+                if p.scope == "PORT"}) == sum(p.scope == "PORT"
+                                              for p in props.PROPS.values())
+
+
+def test_props_parse_text():
+    got = props.parse('AWAFS_PROP(7, QUEUE, "x-y", ENUM, "a,b")\n'
+                      '/* AWAFS_PROP(8, PORT, "no", U64, "") */\n')
+    assert got == {7: props.Prop(7, "QUEUE", "x-y", "ENUM", ("a", "b"))}
+
+
+@pytest.mark.parametrize("ptype, values, text", [
+    (1, [2], "2"),                          # U64
+    (3, [1000, 20000, 300000], "1000,20000,300000"),   # LIST
+    (4, [10000, 12500, 33333], "10,12.5,33.333"),      # PCT, as %g
+    (4, [100], "0.1"),
+    (2, [1], "adaptive"),                   # ENUM
+    (19, [2], "verify"),
+])
+def test_prop_rendering(ptype, values, text):
+    assert props.PROPS[ptype].render(values) == text
+
+
+# ---- NXST_AWAFS ----
+
+def prop(ptype, *values):
+    return struct.pack(f"!HH4x{len(values)}Q", ptype, 8 + 8 * len(values),
+                       *values)
+
+
+def entry(port_no, queue_id, *properties):
+    body = b"".join(properties)
+    return struct.pack("!H2xII4x", 16 + len(body), port_no, queue_id) + body
+
+
+REPLY_BODY = (entry(2, 0xffffffff, prop(1, 2), prop(2, 1), prop(3, 10000),
+                    prop(4, 10000), prop(999, 5, 6), prop(28, 9876))
+              + entry(2, 0, prop(100, 0), prop(101, 81))
+              + entry(2, 1, prop(100, 1), prop(101, 19)))
+
+
+def test_nxst_request_body():
+    assert nxst.request_body() == b"\xff\xff\xff\xff\0\0\0\0"
+    assert nxst.request_body(2) == b"\0\0\0\x02\0\0\0\0"
+
+
+def test_nxst_decodes_entries_and_skips_unknown_properties():
+    entries = nxst.decode_entries(REPLY_BODY)
+    assert entries == [
+        nxst.Entry(2, None, {"queues": "2", "mode": "adaptive",
+                             "thresholds": "10000", "percentiles": "10",
+                             "current-thresholds": "9876"}),
+        nxst.Entry(2, 0, {"priority": "0", "tx_packets": "81"}),
+        nxst.Entry(2, 1, {"priority": "1", "tx_packets": "19"}),
+    ]
+
+
+def test_nxst_renders_dump_awafs_text():
+    assert nxst.render_dump(nxst.decode_entries(REPLY_BODY)) == (
+        " port 2: queues=2 mode=adaptive thresholds=10000 percentiles=10"
+        " current-thresholds=9876\n"
+        "  queue 0: priority=0 tx_packets=81\n"
+        "  queue 1: priority=1 tx_packets=19\n")
+    assert nxst.render_dump([]) == ""
+
+
+def test_nxst_decodes_a_whole_message():
+    body = struct.pack("!HH4xII", 0xffff, 0, 0x2320, 10) + REPLY_BODY
+    msg = struct.pack("!BBHI", 4, 19, 8 + len(body), 7) + body
+    assert nxst.decode_message(msg) == nxst.decode_entries(REPLY_BODY)
+    with pytest.raises(nxst.DecodeError, match="not an OpenFlow 1.3"):
+        nxst.decode_message(msg[:20] + b"\0\0\0\x0b" + msg[24:])
+    with pytest.raises(nxst.DecodeError, match="header says"):
+        nxst.decode_message(msg + b"\0" * 8)
+
+
+@pytest.mark.parametrize("body, error", [
+    (REPLY_BODY[:8], "less than an entry header"),
+    (struct.pack("!H2xII4x", 12, 1, 0), "bad length 12"),
+    (struct.pack("!H2xII4x", 32, 1, 0), "bad length 32"),
+    (entry(1, 0, struct.pack("!HH4x", 101, 20) + b"\0" * 16),
+     "property 101: bad length 20"),
+    (entry(1, 0, struct.pack("!HH4x", 101, 24) + b"\0" * 8),
+     "property 101: bad length 24"),
+])
+def test_nxst_refuses_bad_lengths(body, error):
+    with pytest.raises(nxst.DecodeError, match=error):
+        nxst.decode_entries(body)
+
+
+def test_nxst_shared_vector_decodes_as_ovs_ofctl_prints_it():
+    """ofproto-ext/tests/nxst-awafs-reply.hex, a reply from a real switch:
+    the app's decoder and 'ovs-ofctl ofp-print' give the same text."""
+    if not VECTOR.exists():
+        pytest.skip(f"{VECTOR.relative_to(REPO)} not produced yet")
+    hexdigits = "".join(VECTOR.read_text().split())
+    printed = subprocess.run([str(BIN / "ovs-ofctl"), "ofp-print", hexdigits],
+                             capture_output=True, text=True, check=True).stdout
+    header, _, body = printed.partition("\n")
+    assert header.startswith("NXST_AWAFS reply (OF1.3)"), printed
+    entries = nxst.decode_message(bytes.fromhex(hexdigits))
+    assert entries and nxst.render_dump(entries) == body
+
+
+# ---- REST config: JSON to other_config, validation ----
+
+def test_json_values_become_ovsdb_strings():
+    assert config.to_other_config(
+        {"queues": 3, "percentiles": [10, 12.5], "mode": "static",
+         "thresholds": "1000,2000", "buffer": None}) == {
+        "queues": "3", "percentiles": "10,12.5", "mode": "static",
+        "thresholds": "1000,2000", "buffer": None}
+
+
+@pytest.mark.parametrize("body, error", [
+    ([1], "JSON object"),
+    ({"queues": True}, "queues: True is not a string, a number"),
+    ({"thresholds": []}, "thresholds: \\[\\] is not"),
+    ({"thresholds": ["1"]}, "thresholds: \\['1'\\] is not"),
+    ({"mode": {"a": 1}}, "mode: "),
+])
+def test_json_values_of_other_types_are_refused(body, error):
+    with pytest.raises(config.ConfigError, match=error):
+        config.to_other_config(body)
+
+
+# (other_config, the switch's message); the same cases run against the real
+# switch in test_controller.py.
+BAD_CONFIGS = [
+    ({"queues": "9"}, 'queues: "9" is not an integer between 2 and 8'),
+    ({"queues": "x"}, 'queues: "x" is not an integer between 2 and 8'),
+    ({"queues": "2.0"}, 'queues: "2.0" is not an integer between 2 and 8'),
+    ({"speed": "1"}, 'unknown key "speed"'),
+    ({"mode": "fast"}, 'mode: "fast" is neither "adaptive" nor "static"'),
+    ({"window-type": "x"},
+     'window-type: "x" is neither "histogram" nor "exact"'),
+    ({"queues": "3", "thresholds": "1000"},
+     "thresholds: 3 queues need 2 values, got 1"),
+    ({"queues": "2", "percentiles": "10,20"},
+     "percentiles: 2 queues need 1 values, got 2"),
+    ({"queues": "2", "percentiles": "100"},
+     'percentiles: "100" is not a percentile in (0, 100)'),
+    ({"queues": "2", "percentiles": "0.0001"},
+     'percentiles: "0.0001" is not a percentile in (0, 100)'),
+    ({"queues": "2", "thresholds": "4294967296"},
+     'thresholds: "4294967296" is not a byte count (0 to 4294967295)'),
+    ({"queues": "3", "percentiles": "20,10"},
+     "percentiles must be strictly increasing"),
+    ({"queues": "3", "thresholds": "2000,1000"},
+     "thresholds must be non-decreasing"),
+    ({"window-ms": "0"}, 'window-ms: "0" is not an integer between 1 and '
+     '60000'),
+    ({"window-capacity": "64", "min-samples": "65"},
+     'min-samples: "65" is not an integer between 1 and 64'),
+    ({"buffer": "100", "ecn-threshold": "101"},
+     'ecn-threshold: "101" is not an integer between 0 and 100'),
+    ({"queues": "2", "default-queue": "2"},
+     'default-queue: "2" is not an integer between 0 and 1'),
+    ({"trust": "nobody"},
+     'trust: "nobody" is not "host", "switch" or "verify"'),
+    ({"ecn-mode": "x"}, 'ecn-mode: "x" is neither "port" nor "queue"'),
+    ({"max-rate": "400000000001"},
+     'max-rate: "400000000001" is not an integer between 0 and '
+     '400000000000'),
+]
+
+GOOD_CONFIGS = [
+    {},
+    {"queues": "2", "thresholds": "10000", "percentiles": "10"},
+    {"queues": "4", "percentiles": "10, 20.5 ,30", "thresholds":
+     "1000,1000,5000", "mode": "static", "window-type": "exact"},
+    {"queues": "8", "percentiles": "1,2,3,4,5,6,99.9", "trust": "verify",
+     "ecn-mode": "queue", "buffer": "65536", "ecn-threshold": "65536",
+     "default-queue": "7", "completion-rate-limit": "1000000"},
+]
+
+
+@pytest.mark.parametrize("cfg, error", BAD_CONFIGS)
+def test_validation_refuses_with_the_switch_message(cfg, error):
+    with pytest.raises(config.ConfigError) as e:
+        config.validate(cfg)
+    assert str(e.value) == error
+
+
+@pytest.mark.parametrize("cfg", GOOD_CONFIGS)
+def test_validation_accepts(cfg):
+    config.validate(cfg)
+
+
+# ---- the OpenAPI file ----
+
+def test_openapi_file_is_valid_openapi_3():
+    from openapi_spec_validator import validate
+
+    spec = yaml.safe_load((REPO / "ryu-app" / "openapi.yaml").read_text())
+    assert spec["openapi"].startswith("3.")
+    validate(spec)
