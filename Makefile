@@ -62,9 +62,9 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
-	eval-smoke demo bench fuzz soak clean
+	eval-smoke demo bench fuzz soak clean controller
 
-all build: ovs core host-agent
+all build: ovs core host-agent controller
 
 # ---- setup ----------------------------------------------------------------
 
@@ -89,6 +89,11 @@ unit: $(UNIT_BINS)
 $(CORE)/tests/%: tests/unit/%.c tests/unit/unit.h $(CORE)/libawafs.a
 	@mkdir -p $(@D)
 	$(CC) $(CORE_CFLAGS) -Itests/unit $< $(CORE)/libawafs.a -lcmocka -o $@
+
+$(CORE)/tests/test-ofp: tests/unit/test-ofp.c $(OFPEXT_FILES)
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) -Iofproto-ext $< ofproto-ext/awafs-ofp.c -lcmocka \
+		-o $@
 
 $(BIN)/awafs-sim: sim/awafs-sim.c $(CORE)/libawafs.a
 	@mkdir -p $(@D)
@@ -173,6 +178,14 @@ ovs: $(OVS)/.patched $(OVS)/.configured
 	@for p in $(OVS_PROGRAMS); do \
 		ln -sf $(CURDIR)/$(OVS)/$$p $(BIN)/$$(basename $$p); \
 	done
+
+# ---- the controller app (ryu-app/), on the venv of make setup ----------
+
+controller: $(BIN)/awafs-controller
+
+$(BIN)/awafs-controller: ryu-app/awafs-controller
+	@mkdir -p $(@D)
+	ln -sf $(CURDIR)/$< $@
 
 # ---- tests and the main job ----------------------------------------------
 

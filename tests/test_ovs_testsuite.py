@@ -9,7 +9,7 @@ import subprocess
 
 from conftest import BUILD
 
-KEYWORDS = ["dpif-netdev", "pmd", "queue"]
+KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood"]
 
 
 def test_ovs_testsuite_for_patched_areas():

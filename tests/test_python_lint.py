@@ -8,7 +8,8 @@ from conftest import REPO
 
 
 def test_pyflakes():
-    dirs = ("tests", "testbed", "demo", "bench", "eval")
+    dirs = ("tests", "testbed", "demo", "bench", "eval", "ofproto-ext",
+            "ryu-app", "host-agent", "sim")
     paths = [str(REPO / d) for d in dirs if (REPO / d).is_dir()]
     proc = subprocess.run([sys.executable, "-m", "pyflakes", *paths],
                           capture_output=True, text=True)
