@@ -92,16 +92,16 @@ class Controller:
 
     def answers(self):
         try:
-            self.call("GET", "/switches")
+            self.request("GET", "/switches")
             return True
         except OSError:
             return False
 
     def connected(self):
-        return {s["dpid"] for s in self.call("GET", "/switches")[1]
+        return {s["dpid"] for s in self.request("GET", "/switches")[1]
                 ["switches"] if s["connected"]}
 
-    def call(self, method, path, body=None, raw=None):
+    def request(self, method, path, body=None, raw=None):
         """(status, decoded body); the response checked against the API."""
         data = raw if raw is not None else (
             json.dumps(body).encode() if body is not None else None)
@@ -120,18 +120,18 @@ class Controller:
         return status, decoded
 
     def port(self, dpid, port):
-        status, body = self.call("GET", f"/switches/{dpid}/ports/{port}")
+        status, body = self.request("GET", f"/switches/{dpid}/ports/{port}")
         assert status == 200, body
         return body
 
     def configure(self, dpid, port, cfg, method="PUT"):
-        status, body = self.call(method,
+        status, body = self.request(method,
                                  f"/switches/{dpid}/ports/{port}/config", cfg)
         assert status == 200, body
         return body
 
     def metrics(self):
-        status, text = self.call("GET", "/metrics")
+        status, text = self.request("GET", "/metrics")
         assert status == 200
         return {(s.name, tuple(sorted(s.labels.items()))): s.value
                 for f in text_string_to_metric_families(text)
@@ -233,7 +233,7 @@ def test_two_switches_configured_over_rest(ctl, net):
     _, details, queues = net.sb.qos_show("q1")
     assert details["mode"] == "static" and details["thresholds"] == "7000"
 
-    _, listing = ctl.call("GET", "/switches")
+    _, listing = ctl.request("GET", "/switches")
     assert {s["dpid"]: (s["bridge"], s["connected"],
                         [p["port"] for p in s["awafs_ports"]])
             for s in listing["switches"]} == {
@@ -279,17 +279,17 @@ def test_bad_input_is_refused_and_changes_nothing(ctl, net):
         ("PUT", [3], "the body must be a JSON object of keys"),
     ]
     for method, cfg, message in cases:
-        status, body = ctl.call(method, path, cfg)
+        status, body = ctl.request(method, path, cfg)
         assert (status, body["error"]) == (400, message), (method, cfg)
-    status, body = ctl.call("PUT", path, raw=b"{not json")
+    status, body = ctl.request("PUT", path, raw=b"{not json")
     assert status == 400 and "Expecting property name" in body["error"]
 
-    status, body = ctl.call("PUT", f"/switches/{D0}/ports/nope/config",
+    status, body = ctl.request("PUT", f"/switches/{D0}/ports/nope/config",
                             {"queues": 2})
     assert status == 404 and "no port nope" in body["error"]
-    status, body = ctl.call("GET", "/switches/00000000000000ff/ports/p1")
+    status, body = ctl.request("GET", "/switches/00000000000000ff/ports/p1")
     assert status == 404 and "unknown switch" in body["error"]
-    status, body = ctl.call("GET", "/switches/xyz/ports/p1/history")
+    status, body = ctl.request("GET", "/switches/xyz/ports/p1/history")
     assert status == 404 and "not a datapath ID" in body["error"]
 
     assert (ovsdb_config(sb, "p1"),
@@ -347,7 +347,7 @@ def test_thresholds_adapt_and_history_and_metrics_show_it(ctl, net):
     net.play(completion_frames(weyl_samples(MICRO, 1500)), rate=1000)
 
     def history():
-        status, body = ctl.call("GET", f"/switches/{D0}/ports/p1/history")
+        status, body = ctl.request("GET", f"/switches/{D0}/ports/p1/history")
         assert status == 200
         return body["history"]
     assert wait_until(lambda: abs(history()[-1]["thresholds"][0] - 10000)

@@ -288,3 +288,56 @@ def test_openapi_file_is_valid_openapi_3():
     spec = yaml.safe_load((REPO / "ryu-app" / "openapi.yaml").read_text())
     assert spec["openapi"].startswith("3.")
     validate(spec)
+
+
+# ---- /metrics and the example Grafana dashboard ----
+
+def observed_switch():
+    """Observations of one switch with every exported key."""
+    from awafs_controller import metrics, state
+
+    obs = state.Observations()
+    sw = obs.switch("0000000000000001")
+    sw.connected = True
+    sw.port_names = {2: "p1"}
+    sw.update_queue_stats(1.0, [(2, 0, 10, 1000, 0), (2, 1, 5, 500, 0)])
+    sw.update_queue_stats(2.0, [(2, 0, 30, 4000, 0), (2, 1, 5, 500, 0)])
+    port = {k: "7" for k in metrics.PORT_KEYS}
+    queue = {k: "3" for k in metrics.QUEUE_KEYS}
+    sw.update_awafs(2.0, [nxst.Entry(2, None, {**port,
+                                               "current-thresholds":
+                                               "1000,9000"}),
+                          nxst.Entry(2, 0, queue), nxst.Entry(2, 1, queue)])
+    return obs, sw
+
+
+def test_metrics_and_rates():
+    from awafs_controller import metrics
+
+    obs, sw = observed_switch()
+    assert sw.queue_stats[(2, 0)].tx_bytes_per_s == 3000
+    assert sw.queue_stats[(2, 0)].tx_packets_per_s == 20
+    text = metrics.render(obs).decode()
+    assert 'awafs_threshold_bytes{index="1",port="p1",switch=' \
+        '"0000000000000001"} 9000.0' in text
+    assert 'awafs_queue_tx_bytes_total{port="p1",queue="0",switch=' \
+        '"0000000000000001"} 4000.0' in text
+    assert 'awafs_completions_total{port="p1",switch="0000000000000001"} ' \
+        '7.0' in text
+    assert [(h.version, h.thresholds) for h in sw.history[2]] == \
+        [(7, [1000, 9000])]
+
+
+def test_grafana_dashboard_queries_exported_metrics():
+    import json
+    import re
+
+    from awafs_controller import metrics
+    from prometheus_client.parser import text_string_to_metric_families
+
+    exported = {s.name for f in text_string_to_metric_families(
+        metrics.render(observed_switch()[0]).decode()) for s in f.samples}
+    dashboard = json.loads((REPO / "ryu-app" /
+                            "grafana-dashboard.json").read_text())
+    queried = set(re.findall(r"awafs_\w+", json.dumps(dashboard)))
+    assert queried and queried <= exported, queried - exported
