@@ -3,6 +3,7 @@ ovs-vswitchd with two bridges (two OpenFlow switches) in one sandbox and the
 real controller process from build/bin/awafs-controller, over loopback.
 Every REST response is validated against ryu-app/openapi.yaml."""
 
+import json
 import os
 import re
 import signal
@@ -11,7 +12,6 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-import json
 
 import pytest
 import yaml
@@ -75,9 +75,9 @@ class Controller:
                 "--ofp-port", str(self.ofp_port), "--rest", self.rest]
         for dpid, remote in self.ovsdb.items():
             argv += ["--ovsdb", f"{dpid}={remote}"]
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-            stdout=open(ARTEFACTS / "controller.log", "a"))
+        with open(ARTEFACTS / "controller.log", "a") as log:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=subprocess.STDOUT)
         assert wait_until(self.answers, 20), "the controller's REST API"
         assert wait_until(lambda: self.connected() == set(BRIDGES.values()),
                           20), "both switches connecting"

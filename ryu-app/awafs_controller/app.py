@@ -73,6 +73,9 @@ class AwafsController(ken.App):
             LOG.info("switch %s disconnected", dpid)
             del self.datapaths[dpid]
             sw.connected = False
+            # Replies cut short by the disconnection never complete.
+            self._parts = {k: v for k, v in self._parts.items()
+                           if k[0] != dp.id}
 
     @handler.set_ev_cls(ofp_event.EventOFPPortDescStatsReply, MAIN)
     def _port_desc(self, ev):
