@@ -100,8 +100,9 @@ if [ -n "$missing" ]; then
         --no-install-recommends $missing
 fi
 
-# The venv sees Debian's Python packages too (python3-os-ken for the
-# controller app), so it is built from Debian's interpreter.
+# The venv sees Debian's Python packages too (python3-selenium for the
+# controller's browser test, Mininet's), so it is built from Debian's
+# interpreter; os-ken comes pinned from requirements.txt (Debian's is old).
 stamp="$venv/.requirements"
 if [ ! -x "$venv/bin/python" ]; then
     /usr/bin/python3 -m venv --system-site-packages "$venv"

@@ -408,6 +408,7 @@ def test_dashboard_shows_a_config_change(ctl, net):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                "--disable-dev-shm-usage",
                 "--window-size=1000,1200"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
