@@ -341,3 +341,21 @@ def test_grafana_dashboard_queries_exported_metrics():
                             "grafana-dashboard.json").read_text())
     queried = set(re.findall(r"awafs_\w+", json.dumps(dashboard)))
     assert queried and queried <= exported, queried - exported
+
+
+# ---- the launcher's options ----
+
+def test_launcher_options():
+    from awafs_controller.__main__ import parse_args
+
+    args = parse_args(["--ofp-port", "6653", "--rest", "127.0.0.1:8080",
+                       "--ovsdb", "1=unix:/run/db.sock",
+                       "--ovsdb", "0x00000000000000aB=tcp:10.0.0.1:6640"])
+    assert (args.ofp_port, args.rest) == (6653, ("127.0.0.1", 8080))
+    assert args.ovsdb == [("0000000000000001", "unix:/run/db.sock"),
+                          ("00000000000000ab", "tcp:10.0.0.1:6640")]
+    assert parse_args(["--rest", ":8081"]).rest == ("0.0.0.0", 8081)
+    for bad in (["--ovsdb", "br0=unix:/x"], ["--ovsdb", "1"],
+                ["--ovsdb", "1="], ["--ovsdb", "1" * 17 + "=unix:/x"]):
+        with pytest.raises(SystemExit):
+            parse_args(bad)

@@ -6,10 +6,17 @@ controller restart or an ovsdb-server restart leaves nothing stale, and the
 few REST writes do not need a connection kept in step."""
 
 import time
+import warnings
+
+with warnings.catch_warnings():
+    # ovs.poller imports eventlet only to see whether it is patched in, and
+    # eventlet warns on import that it is deprecated; the app does not use
+    # it (os-ken's hub is threads).
+    warnings.simplefilter("ignore")
+    import ovs.poller
 
 import ovs.db.idl
 import ovs.jsonrpc
-import ovs.poller
 import ovs.stream
 
 DB = "Open_vSwitch"

@@ -3,9 +3,8 @@ as one WSGI application."""
 
 import json
 import re
+from http import HTTPStatus
 from pathlib import Path
-
-from webob import Request, Response
 
 from awafs_controller import config, metrics
 from awafs_controller.ovsdb import OvsdbError
@@ -15,6 +14,7 @@ HERE = Path(__file__).resolve().parent
 STATIC = {"/": ("dashboard.html", "text/html"),
           "/dashboard.js": ("dashboard.js", "application/javascript"),
           "/openapi.yaml": ("../../openapi.yaml", "application/yaml")}
+JSON = "application/json"
 
 
 class HttpError(Exception):
@@ -40,33 +40,37 @@ class Api:
         ]
 
     def __call__(self, environ, start_response):
-        req = Request(environ)
+        method, path = environ["REQUEST_METHOD"], environ["PATH_INFO"]
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
         try:
-            resp = self._dispatch(req)
+            status, ctype, data = self._dispatch(method, path, body)
         except HttpError as e:
-            resp = _json(e.status, {"error": str(e)})
+            status, ctype, data = e.status, JSON, _json({"error": str(e)})
         except OvsdbError as e:
-            resp = _json(502, {"error": f"OVSDB: {e}"})
-        return resp(environ, start_response)
+            status, ctype, data = 502, JSON, _json({"error": f"OVSDB: {e}"})
+        start_response(f"{status} {HTTPStatus(status).phrase}",
+                       [("Content-Type", f"{ctype}; charset=utf-8"),
+                        ("Content-Length", str(len(data)))])
+        return [data]
 
-    def _dispatch(self, req):
-        if req.path in STATIC and req.method == "GET":
-            name, ctype = STATIC[req.path]
-            return Response(body=(HERE / "static" / name).read_bytes(),
-                            content_type=ctype, charset="utf-8")
-        if req.path == "/metrics" and req.method == "GET":
-            return Response(body=metrics.render(self.observations),
-                            content_type="text/plain", charset="utf-8")
+    def _dispatch(self, method, path, body):
+        """(status, content type, bytes) of a request."""
+        if path in STATIC and method == "GET":
+            name, ctype = STATIC[path]
+            return 200, ctype, (HERE / "static" / name).read_bytes()
+        if path == "/metrics" and method == "GET":
+            return 200, "text/plain", metrics.render(self.observations)
         allowed = []
-        for method, pattern, view in self.routes:
-            m = re.fullmatch(pattern, req.path)
-            if m and method == req.method:
-                return _json(200, view(req, **m.groupdict()))
+        for route_method, pattern, view in self.routes:
+            m = re.fullmatch(pattern, path)
+            if m and route_method == method:
+                return 200, JSON, _json(view(body, **m.groupdict()))
             if m:
-                allowed.append(method)
+                allowed.append(route_method)
         if allowed:
-            raise HttpError(405, f"{req.method} not allowed on {req.path}")
-        raise HttpError(404, f"no resource {req.path}")
+            raise HttpError(405, f"{method} not allowed on {path}")
+        raise HttpError(404, f"no resource {path}")
 
     # ---- lookups ----
 
@@ -97,7 +101,7 @@ class Api:
 
     # ---- views ----
 
-    def list_switches(self, req):
+    def list_switches(self, body):
         dpids = sorted(set(self.observations.switches) | set(self.ovsdb))
         return {"switches": [self._switch_summary(d) for d in dpids]}
 
@@ -116,7 +120,7 @@ class Api:
                 "ovsdb": dpid in self.ovsdb,
                 "awafs_ports": sorted(ports, key=lambda p: p["port"])}
 
-    def get_port(self, req, dpid, port):
+    def get_port(self, body, dpid, port):
         dpid, observed, bridge, row, port_no = self._port(dpid, port)
         awafs = observed.awafs.get(port_no) if observed else None
         queue_ids = set(awafs["queues"]) if awafs else set()
@@ -144,7 +148,7 @@ class Api:
                 "nxst_error": observed.nxst_error if observed else None,
                 "queues": queues}
 
-    def get_history(self, req, dpid, port):
+    def get_history(self, body, dpid, port):
         dpid, observed, _, _, port_no = self._port(dpid, port)
         # A copy: the OpenFlow thread appends meanwhile.
         history = list(observed.history.get(port_no, [])) if observed else []
@@ -153,20 +157,19 @@ class Api:
                              "samples": s.samples,
                              "thresholds": s.thresholds} for s in history]}
 
-    def put_config(self, req, dpid, port):
-        return self._write_config(req, dpid, port, replace=True)
+    def put_config(self, body, dpid, port):
+        return self._write_config(body, dpid, port, replace=True)
 
-    def patch_config(self, req, dpid, port):
-        return self._write_config(req, dpid, port, replace=False)
+    def patch_config(self, body, dpid, port):
+        return self._write_config(body, dpid, port, replace=False)
 
-    def _write_config(self, req, dpid_text, port, replace):
+    def _write_config(self, body, dpid_text, port, replace):
         dpid, _, bridge, row, _ = self._port(dpid_text, port)
         if bridge is None:
             raise HttpError(404, f"switch {dpid} has no OVSDB remote "
                             "(--ovsdb)")
         try:
-            body = json.loads(req.body or b"null")
-            changes = config.to_other_config(body)
+            changes = config.to_other_config(json.loads(body or b"null"))
             current = (row["config"] if row["qos_type"] == "awafs" and
                        not replace else {})
             new = {k: v for k, v in {**current, **changes}.items()
@@ -176,8 +179,8 @@ class Api:
             raise HttpError(400, str(e))
         if not self.ovsdb[dpid].set_awafs(dpid, port, new):
             raise HttpError(404, f"switch {dpid} has no port {port}")
-        return self.get_port(req, dpid, port)
+        return self.get_port(body, dpid, port)
 
 
-def _json(status, obj):
-    return Response(status=status, json_body=obj, charset="utf-8")
+def _json(obj):
+    return json.dumps(obj).encode()
