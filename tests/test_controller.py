@@ -19,7 +19,7 @@ from openapi_schema_validator import OAS30Validator
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import BIN, BUILD, REPO
-from test_controller_unit import BAD_CONFIGS
+from test_controller_unit import BAD_CONFIGS, GOOD_CONFIGS
 from testbed.switch import Switch, completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import weyl_samples
@@ -298,13 +298,19 @@ def test_bad_input_is_refused_and_changes_nothing(ctl, net):
 
 
 def test_rest_refuses_exactly_what_the_switch_refuses(ctl, net):
-    """Each refused configuration, written to OVSDB past the controller,
-    gets the same message from the switch (qos/show's error)."""
+    """Each configuration the app refuses, written to OVSDB past the
+    controller, gets the same message from the switch (qos/show's error);
+    each it accepts, the switch applies."""
     sb = net.sb
     for cfg, message in BAD_CONFIGS:
         sb.set_awafs("q1", **cfg)
         assert wait_until(lambda: sb.qos_show("q1")[1].get("error")
                           == message, 2), (cfg, sb.qos_show("q1"))
+    for cfg in GOOD_CONFIGS:
+        sb.set_awafs("q1", **cfg)
+        assert wait_until(lambda: sb.qos_show("q1")[1].get("queues")
+                          == cfg.get("queues", "4"), 2), cfg
+        assert "error" not in sb.qos_show("q1")[1], cfg
     ctl.configure(D1, "q1", {"queues": 2})
     assert wait_until(lambda: "error" not in sb.qos_show("q1")[1], 2)
 

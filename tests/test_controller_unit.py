@@ -260,10 +260,11 @@ BAD_CONFIGS = [
 GOOD_CONFIGS = [
     {},
     {"queues": "2", "thresholds": "10000", "percentiles": "10"},
+    {"queues": "3", "percentiles": "1e1,0x1.4p4"},     # 10, 20 (strtod)
     {"queues": "4", "percentiles": "10, 20.5 ,30", "thresholds":
      "1000,1000,5000", "mode": "static", "window-type": "exact"},
     {"queues": "8", "percentiles": "1,2,3,4,5,6,99.9", "trust": "verify",
-     "ecn-mode": "queue", "buffer": "65536", "ecn-threshold": "65536",
+     "ecn-mode": "queue", "buffer": "2048", "ecn-threshold": "2048",
      "default-queue": "7", "completion-rate-limit": "1000000"},
 ]
 

@@ -27,6 +27,8 @@ U64_MAX = (1 << 64) - 1
 _ULL = re.compile(r"\s*([+-]?)(\d+)")
 _DOUBLE = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
                      r"|\s*[+-]?(inf|infinity|nan)", re.I)
+_HEX_DOUBLE = re.compile(r"\s*[+-]?0x([\da-f]+\.?[\da-f]*|\.[\da-f]+)"
+                         r"(p[+-]?\d+)?", re.I)
 
 
 class ConfigError(ValueError):
@@ -107,7 +109,12 @@ def _byte_count(key, tok):
 
 
 def _percentile_milli(key, tok):
-    d = float(tok) if _DOUBLE.fullmatch(tok) else None
+    if _DOUBLE.fullmatch(tok):
+        d = float(tok)
+    elif _HEX_DOUBLE.fullmatch(tok):
+        d = float.fromhex(tok)
+    else:
+        d = None
     milli = int(d * 1000 + 0.5) if d is not None and 0 < d < 100 else 0
     if not milli or milli >= 100000:
         raise ConfigError(f'{key}: "{tok}" is not a percentile in (0, 100)')
