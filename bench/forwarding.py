@@ -13,9 +13,13 @@ the same run, a second or so apart.  Only p0 is polled.  This machine's
 speed drifts by tens of percent over seconds (other tenants of its host), so
 many short runs and their median ratio say more than a few long ones.
 
+With --sink vhost the output ports are vhost-user ports
+(dpdkvhostuserclient) instead, and one dpdk-testpmd on the other core is
+their guest, receiving and dropping what they send (testbed/vhost.py).
+
 usage: python3 bench/forwarding.py [--source null|pcap] [--size 64|1518]
-           [--pmds 1|2] [--runs N] [--seconds S] [--configs A,B]
-           [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
+           [--sink null|vhost] [--pmds 1|2] [--runs N] [--seconds S]
+           [--configs A,B] [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
 
 --perf CONFIG profiles the PMD thread (perf record -e cpu-clock) for 5 s
 under CONFIG after the runs and prints the symbols with >= 0.5 % of its
@@ -35,6 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from testbed.ovs_sandbox import OvsSandbox  # noqa: E402
+from testbed.switch import wait_until  # noqa: E402
+from testbed.vhost import Guest, add_vhost_port  # noqa: E402
 
 CONFIGS = {
     "no-qos": None,
@@ -137,14 +143,15 @@ def profile(sb, seconds=5):
 
 
 def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
-        vswitchd=None, perf=None, pmds=1):
+        vswitchd=None, perf=None, pmds=1, sink="null"):
     """Measures 'names' (keys of CONFIGS) alternately in one switch.
     Returns (rows, recalc, prof): one row per run and config with cycles,
     Mpps and the ratio to no-qos of the same run; recalc is the
     awafs-adaptive-4q qos/show details after 10 s at full load (None if not
     measured); prof the profile under config 'perf' (None if not asked).
     With pmds=2 both cores run a PMD, each polling its own copy of p0 (p0
-    and p00), and both send to the configuration's port."""
+    and p00), and both send to the configuration's port.  With sink="vhost"
+    the output ports are vhost-user ports with a testpmd guest."""
     names = names or list(CONFIGS)
     tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
     if source == "pcap":
@@ -153,7 +160,7 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
     else:
         src = f"net_null0,size={size}"
 
-    rows, recalc, prof = [], None, None
+    rows, recalc, prof, guest = [], None, None, None
     with OvsSandbox(vswitchd=vswitchd,
                     pmd_cpu_mask="0x3" if pmds == 2 else "0x2") as sb:
         sb.add_bridge()
@@ -173,11 +180,23 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             """An output port with configuration 'name': (name, ofport)."""
             i = len(ports) + 1
             ports[name] = (f"p{i}", i + 1)
-            sb.add_dpdk_port("br0", f"p{i}", f"net_null{i},no-rx=1", i + 1)
+            if sink == "vhost":
+                add_vhost_port(sb, f"p{i}", tmp / f"p{i}.sock", i + 1)
+            else:
+                sb.add_dpdk_port("br0", f"p{i}", f"net_null{i},no-rx=1",
+                                 i + 1)
             apply(sb, name, f"p{i}")
 
-        for name in names:
+        for name in names + ([perf] if perf and perf not in names else []):
             add_port(name)
+        if sink == "vhost":
+            guest = Guest([tmp / f"{port}.sock" for port, _ in
+                           ports.values()], tmp / "testpmd.log")
+            guest.start()
+            if not wait_until(lambda: sb.log().count(
+                    "virtio is now ready for processing") >= len(ports), 30):
+                guest.stop()
+                raise RuntimeError(f"the guest did not connect: {tmp}")
         sb.ofctl("del-flows", "br0")
         route(sb, ports[names[0]][1])
         time.sleep(1)
@@ -188,6 +207,7 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
                 cycles, mpps = measure(sb, seconds)
                 rows.append({"binary": "stock" if vswitchd else "awafs",
                              "source": source, "size": size, "pmds": pmds,
+                             "sink": sink,
                              "run": i,
                              "config": name, "cycles": cycles,
                              "mpps": mpps})
@@ -197,11 +217,11 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             time.sleep(10)
             recalc = sb.qos_show(ports["awafs-adaptive-4q"][0])[1]
         if perf:
-            if perf not in ports:
-                add_port(perf)
             route(sb, ports[perf][1])
             time.sleep(1)
             prof = profile(sb)
+        if guest:
+            guest.stop()
 
     base = {r["run"]: r["cycles"] for r in rows if r["config"] == "no-qos"}
     for r in rows:
@@ -237,6 +257,7 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--csv")
     ap.add_argument("--pmds", type=int, choices=[1, 2], default=1)
+    ap.add_argument("--sink", choices=["null", "vhost"], default="null")
     ap.add_argument("--perf", choices=list(CONFIGS),
                     help="profile the PMD under this config")
     args = ap.parse_args()
@@ -244,13 +265,14 @@ def main():
 
     rows, recalc, prof = run(args.source, args.size, args.runs,
                              args.seconds, names, args.vswitchd, args.perf,
-                             args.pmds)
+                             args.pmds, args.sink)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-    print(f"source={args.source} {args.size}B, {args.pmds} PMD(s), "
+    print(f"source={args.source} {args.size}B, sink={args.sink}, "
+          f"{args.pmds} PMD(s), "
           f"{args.runs} runs x "
           f"{args.seconds}s; median [min, max]")
     print(f"{'config':<20} {'cycles/pkt':>22} {'Mpps':>8} {'ratio':>20}")
