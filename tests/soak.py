@@ -8,9 +8,12 @@ with the AWAFS option, one in ten a completion of 1 to 100 kB, and p2,
 net_null frames without a header.  Every 10 s p1's configuration changes
 (queues, mode, percentiles, window type, trust, rate: in place or a new
 instance), and every 30 s a port p3 with its own AWAFS QoS is added, fed
-and, 20 s later, deleted with packets queued.  Every 2 s it samples the
-ovs-vswitchd's RSS, the mbufs in use, p1's threshold version and the
-packets forwarded.
+and, 20 s later, deleted with packets queued.  The controller app
+(build/bin/awafs-controller) manages the bridge throughout and is killed and
+restarted every 60 s (first at 30 s), alternately with SIGKILL and SIGTERM:
+each time it must see the switch again within 20 s and report p1's current
+configuration.  Every 2 s it samples the ovs-vswitchd's RSS, the mbufs in
+use, p1's threshold version and the packets forwarded.
 
 At the end it checks: the switch is alive and was forwarding throughout;
 with the flows and QoS removed, the mbufs in use are back to where they
@@ -24,7 +27,9 @@ usage: python3 tests/soak.py [--minutes M] [--out OUTDIR]
 
 import argparse
 import csv
+import fcntl
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -34,9 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from forwarding import write_pcap  # noqa: E402
+from testbed.controller import Controller, free_port  # noqa: E402
 from testbed.ovs_sandbox import OvsSandbox  # noqa: E402
 
 RATE = 2000000000               # p1's max-rate: backlogged.
+DPID = "0000000000000001"
 CONFIGS = [
     {"queues": 4},
     {"queues": 2, "mode": "static", "thresholds": 20000},
@@ -103,6 +110,14 @@ def soak(minutes, out):
                          "infinite_rx=1", 1)
         sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
         sb.add_dpdk_port("br0", "p2", "net_null2,size=64", 3)
+        # Secure: the flows stay while the controller is away.
+        ofp_port = free_port()
+        sb.vsctl("set", "bridge", "br0", f"other-config:datapath-id={DPID}",
+                 "fail_mode=secure", "other-config:disable-in-band=true",
+                 "protocols=OpenFlow10,OpenFlow13", "--", "set-controller",
+                 "br0", f"tcp:127.0.0.1:{ofp_port}")
+        ctl = Controller(ofp_port, {DPID: sb.db_sock}, out / "controller.log")
+        ctl.start()
         sb.ofctl("del-flows", "br0")
         time.sleep(2)
         base = mbufs_in_use(sb)
@@ -113,7 +128,8 @@ def soak(minutes, out):
         t0 = time.time()
         end = t0 + minutes * 60
         next_cfg = next_port = next_sample = t0
-        n_cfg, p3_until = 0, None
+        next_ctl = t0 + 30
+        n_cfg, n_ctl, p3_until = 0, 0, None
         while time.time() < end:
             now = time.time()
             if now >= next_cfg:
@@ -122,6 +138,20 @@ def soak(minutes, out):
                 versions.append((cfg, []))
                 n_cfg += 1
                 next_cfg += 10
+            if now >= next_ctl:
+                ctl.stop(signal.SIGKILL if n_ctl % 2 == 0 else
+                         signal.SIGTERM)
+                try:
+                    ctl.start()
+                    got = ctl.port(DPID, "p1")["config"].get("queues")
+                    if str(got) != str(cfg["queues"]):
+                        problems.append(f"controller restart {n_ctl}: "
+                                        f"p1 queues {got}, not "
+                                        f"{cfg['queues']}")
+                except RuntimeError as e:
+                    problems.append(f"controller restart {n_ctl}: {e}")
+                n_ctl += 1
+                next_ctl += 60
             if now >= next_port:
                 sb.add_dpdk_port("br0", "p3", "net_null3,no-rx=1", 4)
                 sb.set_awafs("p3", **{"max-rate": 100000000})
@@ -150,6 +180,7 @@ def soak(minutes, out):
 
         if not sb.running():
             problems.append("ovs-vswitchd died")
+        ctl.stop()
         sb.vsctl("--if-exists", "del-port", "p3")
         sb.ofctl("del-flows", "br0")
         sb.vsctl("clear", "port", "p1", "qos", "--", "--all", "destroy",
@@ -176,6 +207,7 @@ def soak(minutes, out):
         wr.writerows(rows)
     svg(rows, out / "soak.svg")
     summary = (f"soak: {minutes} min, {n_cfg} configurations, "
+               f"{n_ctl} controller restarts, "
                f"{len(rows)} samples, {rows[-1]['forwarded']} packets "
                f"forwarded, RSS {rows[0]['rss_mib']:.1f} -> max {rss1:.1f} "
                f"(first half) / {rss2:.1f} MiB (second half), mbufs in use "
@@ -188,6 +220,9 @@ def main():
     ap.add_argument("--minutes", type=float, default=30)
     ap.add_argument("--out", default="build/soak")
     args = ap.parse_args()
+    # As tests/conftest.py: one switch test at a time on this machine.
+    lock = open("/tmp/awafs-tests.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     summary, problems = soak(args.minutes, Path(args.out))
     print(summary)
     for p in problems:

@@ -3,23 +3,19 @@ ovs-vswitchd with two bridges (two OpenFlow switches) in one sandbox and the
 real controller process from build/bin/awafs-controller, over loopback.
 Every REST response is validated against ryu-app/openapi.yaml."""
 
-import json
 import os
 import re
-import signal
-import socket
-import subprocess
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 import yaml
 from openapi_schema_validator import OAS30Validator
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import BIN, BUILD, REPO
+from conftest import BUILD, REPO
 from test_controller_unit import BAD_CONFIGS, GOOD_CONFIGS
+import testbed.controller
+from testbed.controller import free_port
 from testbed.switch import Switch, completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import weyl_samples
@@ -33,12 +29,6 @@ POLL_PERIOD = 1.0           # awafs_controller.app.POLL_PERIOD
 D0, D1 = "0000000000000001", "0000000000000002"
 BRIDGES = {"br0": D0, "br1": D1}
 MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def check_against_openapi(method, path, status, ctype, body):
@@ -61,68 +51,17 @@ def check_against_openapi(method, path, status, ctype, body):
         body)
 
 
-class Controller:
-    """build/bin/awafs-controller, started and stopped by its PID."""
+class Controller(testbed.controller.Controller):
+    """The controller process, every REST response checked against
+    openapi.yaml."""
 
     def __init__(self, ofp_port, ovsdb):
-        self.ofp_port, self.ovsdb = ofp_port, ovsdb
-        self.rest = f"127.0.0.1:{free_port()}"
-        self.proc = None
-
-    def start(self):
-        ARTEFACTS.mkdir(parents=True, exist_ok=True)
-        argv = [str(BIN / "awafs-controller"), "--ofp-host", "127.0.0.1",
-                "--ofp-port", str(self.ofp_port), "--rest", self.rest]
-        for dpid, remote in self.ovsdb.items():
-            argv += ["--ovsdb", f"{dpid}={remote}"]
-        with open(ARTEFACTS / "controller.log", "a") as log:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=subprocess.STDOUT)
-        assert wait_until(self.answers, 20), "the controller's REST API"
-        assert wait_until(lambda: self.connected() == set(BRIDGES.values()),
-                          20), "both switches connecting"
-
-    def stop(self):
-        os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-    def answers(self):
-        try:
-            self.request("GET", "/switches")
-            return True
-        except OSError:
-            return False
-
-    def connected(self):
-        return {s["dpid"] for s in self.request("GET", "/switches")[1]
-                ["switches"] if s["connected"]}
+        super().__init__(ofp_port, ovsdb, ARTEFACTS / "controller.log")
 
     def request(self, method, path, body=None, raw=None):
-        """(status, decoded body); the response checked against the API."""
-        data = raw if raw is not None else (
-            json.dumps(body).encode() if body is not None else None)
-        req = urllib.request.Request(f"http://{self.rest}{path}", data=data,
-                                     method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                status, ctype, text = (resp.status, resp.headers
-                                       .get_content_type(), resp.read())
-        except urllib.error.HTTPError as e:
-            status, ctype, text = e.code, e.headers.get_content_type(), \
-                e.read()
-        decoded = json.loads(text) if ctype == "application/json" \
-            else text.decode()
+        status, ctype, decoded = self.call(method, path, body, raw)
         check_against_openapi(method, path, status, ctype, decoded)
         return status, decoded
-
-    def port(self, dpid, port):
-        status, body = self.request("GET", f"/switches/{dpid}/ports/{port}")
-        assert status == 200, body
-        return body
 
     def configure(self, dpid, port, cfg, method="PUT"):
         status, body = self.request(method,
@@ -183,16 +122,13 @@ def ovsdb_config(sb, port):
 
 
 def nxst_status(ctl, dpid, port):
-    """The port's NXST_AWAFS status once polled; skips the test if the
-    switch refuses the message (an ovs-vswitchd without it)."""
+    """The port's NXST_AWAFS status once polled."""
     def polled():
         body = ctl.port(dpid, port)
         return body if body["status"] or body["nxst_error"] else None
     assert wait_until(polled, 3 * POLL_PERIOD), "no NXST_AWAFS answer"
     body = polled()
-    if body["nxst_error"]:
-        pytest.skip(f"the switch does not answer NXST_AWAFS yet: "
-                    f"{body['nxst_error']}")
+    assert not body["nxst_error"], body["nxst_error"]
     return body
 
 
