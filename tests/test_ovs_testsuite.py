@@ -1,5 +1,7 @@
 """Open vSwitch's own tests for the code the patch series touches: the
-userspace datapath (send path, PMD loop, tx steering) and QoS queues.  The
+userspace datapath (send path, PMD loop, tx steering), QoS queues, the
+NXST_AWAFS printing and set_queue's priorities, and the version every
+program reports (unixctl, C and Python).  The
 DPDK QoS tests of OVS (system-dpdk.at) need a physical NIC or vhost peers,
 so the awafs type itself is covered by test_datapath.py.  docs/testing.md
 lists the keywords."""
@@ -9,7 +11,7 @@ import subprocess
 
 from conftest import BUILD
 
-KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood"]
+KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood", "unixctl"]
 
 
 def test_ovs_testsuite_for_patched_areas():
