@@ -52,6 +52,9 @@ CONFIGS = {
     "awafs-adaptive-8q": {"queues": 8},
     # The switch's own flow table on every packet (trust=switch).
     "awafs-adaptive-4q-switch": {"queues": 4, "trust": "switch"},
+    # ... and TFS+ on it (tardy flows to queue 0 below 100 kB).
+    "awafs-adaptive-4q-tfs+": {"queues": 4, "trust": "switch",
+                               "tardy": "tfs+"},
 }
 
 

@@ -40,6 +40,9 @@ MATRIX = [
     # Two PMDs sending to one port (both cores).
     ("awafs", "null", 64, 2, "null", ["no-qos", "egress-policer",
                                       "awafs-adaptive-4q"]),
+    # The switch's own flow count, and TFS+ on top of it.
+    ("awafs", "pcap", 64, 1, "null", ["no-qos", "awafs-adaptive-4q-switch",
+                                      "awafs-adaptive-4q-tfs+"]),
     # Toward a guest: vhost-user ports, testpmd receiving on the other core.
     ("awafs", "null", 64, 1, "vhost", VHOST),
     ("awafs", "pcap", 64, 1, "vhost", VHOST),

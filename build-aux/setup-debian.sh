@@ -42,6 +42,7 @@ cmp:diffutils
 cp:coreutils
 curl:curl
 dirname:coreutils       # by hand: inside quoted command substitutions
+dpdk-testpmd:dpdk-dev    # the guest of vhost-user tests (testbed/vhost.py)
 dpkg-deb:dpkg
 dpkg-query:dpkg
 ethtool:ethtool

@@ -42,6 +42,15 @@
  * segment retransmitted after its FIN starts no new message; a SYN on the
  * same 5-tuple reopens it.
  *
+ * Tardy flows (TFS, seed 004): a data segment that starts before the
+ * highest sequence number the flow has sent is a retransmission, and the
+ * flow is tardy from then until its connection ends.  With a tardy limit
+ * set (awafs_flowtab_set_tardy()), a tardy flow's segments go to queue 0
+ * while its message has sent less than the limit (TFS+; UINT64_MAX: always,
+ * TFS), so that a flow that lost packets catches up.  A segment reordered
+ * on the way looks the same as a retransmission: the switch keeps no
+ * record of which sequence ranges it saw, only the highest.
+ *
  * A lookup probes at most AWAFS_FLOWTAB_PROBES slots; when they are all
  * taken, the least recently seen of them is evicted (and counted), so the
  * table never grows and never allocates.  One thread at a time. */
@@ -71,6 +80,7 @@ struct flow_entry {
                                  * write: PSH, and shorter than 'full'. */
     bool whole : 1;             /* The switch saw the message's first byte:
                                  * after the SYN or the previous message. */
+    bool tardy : 1;             /* Retransmitted since its SYN. */
     uint8_t queue : 3;          /* Lowest-priority queue the message used. */
     uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */
@@ -87,9 +97,12 @@ struct awafs_flowtab {
     uint32_t hash_key[10];      /* Secret: 5-tuples cannot be chosen to
                                  * collide with a victim's. */
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
+    uint64_t tardy_limit;       /* 0: tardy flows get no priority. */
     struct awafs_flowtab_stats stats;
     struct flow_entry slots[];
 };
+
+_Static_assert(sizeof(struct flow_entry) == 64, "one entry, one cache line");
 
 /* The 5-tuple is hashed as five 64-bit words, keyed (awafs_keyed_hash()). */
 _Static_assert(sizeof(struct awafs_flow_key) <= 40,
@@ -139,6 +152,12 @@ void
 awafs_flowtab_destroy(struct awafs_flowtab *t)
 {
     free(t);
+}
+
+void
+awafs_flowtab_set_tardy(struct awafs_flowtab *t, uint64_t limit)
+{
+    t->tardy_limit = limit;
 }
 
 void
@@ -273,6 +292,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->closed = false;
         e->psh = false;
         e->whole = false;
+        e->tardy = false;
         e->queue = 0;
         e->full = 0;
         e->end = seq;
@@ -303,6 +323,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->end = seq + 1;
         set_msg_bytes(e, 0);
         e->whole = true;
+        e->tardy = false;
         e->queue = 0;
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
@@ -311,6 +332,11 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     }
     if (h->payload_len > e->full) {
         e->full = h->payload_len > UINT16_MAX ? UINT16_MAX : h->payload_len;
+    }
+    if (h->payload_len && !is_new && (int32_t) (seq - e->end) < 0
+        && !e->tardy) {
+        e->tardy = true;
+        t->stats.tardy_flows++;
     }
     /* The segment's offset in the message: the bytes up to 'end', plus its
      * distance beyond 'end' (a gap) or minus it (data sent again). */
@@ -355,6 +381,12 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     unsigned int q;
 
     if (!e) {
+        r->queue = 0;
+        return;
+    }
+    if (e->tardy && r->bytes_sent < t->tardy_limit) {
+        /* Above its message's queue on purpose: what it lost first. */
+        t->stats.tardy_packets++;
         r->queue = 0;
         return;
     }

@@ -338,6 +338,8 @@ struct awafs_flowtab_stats {
     uint64_t held_down;         /* Segments kept in their message's queue
                                  * although the thresholds (or a resent
                                  * segment's offset) would promote them. */
+    uint64_t tardy_flows;       /* Flows that retransmitted. */
+    uint64_t tardy_packets;     /* Their segments put in queue 0. */
 };
 
 struct awafs_flowtab;
@@ -351,6 +353,10 @@ uint32_t awafs_flowtab_slot(const struct awafs_flowtab *,
                             const struct awafs_flow_key *key);
 void awafs_flowtab_destroy(struct awafs_flowtab *);
 size_t awafs_flowtab_memsize(uint32_t capacity);
+/* Tardy flows (see awafs-flowtab.c): their segments go to queue 0 while
+ * their message has sent less than 'limit' bytes (TFS+), always with
+ * UINT64_MAX (TFS), never with 0 (the default). */
+void awafs_flowtab_set_tardy(struct awafs_flowtab *, uint64_t limit);
 void awafs_flowtab_get_stats(const struct awafs_flowtab *,
                              struct awafs_flowtab_stats *);
 

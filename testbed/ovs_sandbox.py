@@ -165,6 +165,11 @@ class OvsSandbox:
                           str(self.dir / "ovs-vswitchd.ctl"), *args],
                          timeout, check)
 
+    def appctl_ovsdb(self, *args, timeout=30):
+        """ovs-appctl to the sandbox's ovsdb-server."""
+        return self._run([str(BIN / "ovs-appctl"), "-t",
+                          str(self.dir / "ovsdb-server.ctl"), *args], timeout)
+
     def ofctl(self, *args, timeout=30):
         return self._run([str(BIN / "ovs-ofctl"), *args], timeout)
 

@@ -255,6 +255,13 @@ BAD_CONFIGS = [
     ({"max-rate": "400000000001"},
      'max-rate: "400000000001" is not an integer between 0 and '
      '400000000000'),
+    ({"trust": "switch", "tardy": "on"},
+     'tardy: "on" is not "off", "tfs" or "tfs+"'),
+    ({"tardy": "tfs"},
+     'tardy: "tfs" needs trust=switch or trust=verify (only the switch\'s '
+     'flow table sees retransmissions)'),
+    ({"trust": "switch", "tardy": "tfs+", "tardy-limit": "0"},
+     'tardy-limit: "0" is not an integer between 1 and 4294967295'),
 ]
 
 GOOD_CONFIGS = [
@@ -266,6 +273,7 @@ GOOD_CONFIGS = [
     {"queues": "8", "percentiles": "1,2,3,4,5,6,99.9", "trust": "verify",
      "ecn-mode": "queue", "buffer": "2048", "ecn-threshold": "2048",
      "default-queue": "7", "completion-rate-limit": "1000000"},
+    {"trust": "switch", "tardy": "tfs+", "tardy-limit": "5000"},
 ]
 
 

@@ -426,6 +426,37 @@ def test_switch_counts_without_any_header(sw):
     assert details["completions"] == "3"
 
 
+@pytest.mark.parametrize("tardy, queued, promoted", [
+    ("off", (3, 4), 0), ("tfs", (5, 2), 2), ("tfs+", (4, 3), 1)])
+def test_tardy_flows(sw, tardy, queued, promoted):
+    """TFS/TFS+ (issue 17): segments at 0..4 kB of a connection (queue 1
+    from 3 kB), then the 1 kB segment again (a retransmission: the flow is
+    tardy) and the next at 5 kB.  Off: the retransmission stays in its
+    message's queue 1.  tfs: both to queue 0.  tfs+ below 4500 bytes: the
+    retransmission only."""
+    sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=3000,
+                    trust="switch", tardy=tardy, **{"tardy-limit": 4500})
+    frames = [tcp_frame(sport=LOW, seq=0xFFFFFFFF, payload=0, flags="S")]
+    frames += [tcp_frame(sport=LOW, seq=1000 * i) for i in range(5)]
+    frames += [tcp_frame(sport=LOW, seq=1000), tcp_frame(sport=LOW,
+                                                         seq=5000)]
+    assert len(sw.send_and_capture(frames)) == len(frames)
+    _, details, queues = sw.sb.qos_show("p1")
+    # The SYN carries no bytes: queue 0 as well.
+    assert (int(queues[0]["tx_packets"]) - 1,
+            int(queues[1]["tx_packets"])) == queued
+    assert details["tardy"] == tardy
+    assert details["tardy-flows"] == "1"
+    assert details["tardy-packets"] == str(promoted)
+
+
+def test_tardy_needs_the_switch_count(sw):
+    sw.sb.set_awafs("p1", queues=2, tardy="tfs")
+    qtype, details, _ = sw.sb.qos_show("p1")
+    assert details["status"] == "not applied"
+    assert "needs trust=switch or trust=verify" in details["error"]
+
+
 @pytest.mark.parametrize("limit", [0, 60])
 def test_completion_rate_limit_bounds_a_lying_host(sw, limit):
     """trust=host, the median of a 1 s window.  Four honest hosts

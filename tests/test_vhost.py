@@ -7,14 +7,23 @@ import os
 import signal
 
 import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
 
 from testbed.switch import wait_until
 from testbed.traffic import Capture, RawPort, parse_frame, tcp_frame
+from testbed.vhost import TAP
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (DPDK, vhost, tap)")
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
+
+
+def udp_frames(n):
+    return [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=7, dport=7)
+            / (b"x" * 100) for _ in range(n)]
 
 
 def frames(n, sport, first=0):
@@ -43,6 +52,13 @@ def vs(vswitch):
         vswitch.connect_guest()
 
 
+def sent_and_held(sb):
+    """vhu0's packets sent into the guest's ring, and held by AWAFS."""
+    _, details, queues = sb.qos_show("vhu0")
+    return (sum(int(q["tx_packets"]) for q in queues.values()),
+            int(details["backlog-packets"]))
+
+
 def backlog(sb, port):
     return int(sb.qos_show(port)[1].get("backlog-packets", 0))
 
@@ -50,8 +66,6 @@ def backlog(sb, port):
 def to_guest(vs, frame_list, n_expected=None, timeout=10):
     """Sends 'frame_list' into p0; returns (sport, seq) of what the guest
     received, in order."""
-    from testbed.vhost import TAP
-
     cap = Capture(TAP)
     vs.src.send(frame_list)
     cap.wait_for(n_expected or len(frame_list), timeout)
@@ -83,6 +97,41 @@ def test_high_priority_overtakes_toward_a_shaped_guest(vs):
     assert low == sorted(low) and high == sorted(high)
     assert got.index((HIGH, 9)) < got.index((LOW, 10)), got
     _, details, queues = sb.qos_show("vhu0")
+    assert all(q["dropped-packets"] == "0" for q in queues.values())
+
+
+def test_a_guest_that_stops_reading(vs):
+    """The guest stops (SIGSTOP): its receive ring fills (about 256 frames)
+    and the rest of 300 low-priority frames waits in AWAFS, not dropped,
+    while the PMD goes on forwarding to p1.  Then 20 high-priority frames come;
+    when the guest reads again they reach it right after what its ring
+    held, before the low ones AWAFS held."""
+    sb = vs.sb
+    sb.set_awafs("vhu0", queues=2, mode="static", thresholds=10000)
+    sb.ofctl("add-flow", "br0", "in_port=1,udp,actions=output:2")
+    cap = Capture(TAP)
+    try:
+        vs.guest.proc.send_signal(signal.SIGSTOP)
+        vs.src.send(frames(300, LOW))
+        assert wait_until(lambda: sum(sent_and_held(sb)) == 300, 5)
+        in_ring, held = sent_and_held(sb)
+        assert held > 0
+        # The PMD is not stuck on the guest: p0 -> p1 still forwards.
+        out = Capture(vs.vout.host, match=lambda f: f[23:24] == b"\x11")
+        vs.src.send([bytes(udp) for udp in udp_frames(5)])
+        assert out.wait_for(5, 5)
+        out.stop()
+        vs.src.send(frames(20, HIGH))
+        assert wait_until(lambda: backlog(sb, "vhu0") == held + 20, 5)
+    finally:
+        vs.guest.proc.send_signal(signal.SIGCONT)
+        sb.ofctl("--strict", "del-flows", "br0", "in_port=1,udp")
+    cap.wait_for(320, 10)
+    got = [parse_frame(f)[:2] for _, f in cap.stop()]
+    assert len(got) == 320
+    assert got[:in_ring] == [(LOW, seq) for seq in range(in_ring)]
+    assert [sport for sport, _ in got[in_ring:in_ring + 20]] == [HIGH] * 20
+    _, _, queues = sb.qos_show("vhu0")
     assert all(q["dropped-packets"] == "0" for q in queues.values())
 
 
@@ -134,8 +183,6 @@ def test_port_deleted_with_packets_queued(vs):
 def test_guest_sends_to_a_physical_port_with_awafs(vs):
     """The guest's frames (written to its tap) leave p1 through its AWAFS
     queues."""
-    from testbed.vhost import TAP
-
     sb = vs.sb
     sb.set_awafs("p1", queues=2, mode="static", thresholds=10000)
     cap = Capture(vs.vout.host)

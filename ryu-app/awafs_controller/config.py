@@ -10,7 +10,8 @@ KEYS = ("queues", "mode", "thresholds", "percentiles", "window-ms",
         "interval-ms", "min-samples", "window-type", "window-capacity",
         "max-rate", "buffer", "ecn-threshold", "ecn-mode", "max-wait-us",
         "default-queue", "trust", "idle-us", "flow-table-size",
-        "completion-ring-size", "completion-rate-limit")
+        "completion-ring-size", "completion-rate-limit", "tardy",
+        "tardy-limit")
 
 MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES = 2, 8, 4
 FLOW_SIZE_MAX = 0xffffffff
@@ -154,6 +155,13 @@ def validate(cfg):
     _uint(cfg, "idle-us", 1, 60000000, None)
     _uint(cfg, "flow-table-size", 8, 1 << 20, None)
     _uint(cfg, "completion-rate-limit", 0, 1000000, None)
+    tardy = _choice(cfg, "tardy", ("off", "tfs", "tfs+"),
+                    'is not "off", "tfs" or "tfs+"')
+    if tardy != "off" and cfg.get("trust", "host") == "host":
+        raise ConfigError(f'tardy: "{tardy}" needs trust=switch or '
+                          "trust=verify (only the switch's flow table sees "
+                          "retransmissions)")
+    _uint(cfg, "tardy-limit", 1, FLOW_SIZE_MAX, None)
     # The core's own check (awafs_config_check in lib/awafs-adapt.c).
     for i in range(1, n - 1):
         if percentiles[i] <= percentiles[i - 1]:

@@ -6,7 +6,7 @@
  * Each is built into a real frame and goes through what the datapath does:
  * awafs_parse(), awafs_flow_key_from_frame(), awafs_flowtab_update(), and
  * now and then awafs_flowtab_sweep(), on a table of 8 flows so that
- * evictions happen.  Built with ASan + UBSan; checks the table's promises. */
+ * evictions happen, with tardy flows off, TFS or TFS+ (by input length).  Built with ASan + UBSan; checks the table's promises. */
 
 #include "awafs.h"
 
@@ -93,9 +93,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                     .thr = { 3000, 30000, 300000,
                                              UINT64_MAX, UINT64_MAX,
                                              UINT64_MAX, UINT64_MAX } };
+    static const uint64_t tardy_limits[3] = { 0, UINT64_MAX, 3000 };
     struct awafs_flowtab *t = awafs_flowtab_create(8, size);
     struct awafs_flowtab_stats st;
     int64_t now = 0;
+
+    awafs_flowtab_set_tardy(t, tardy_limits[size % 3]);
 
     for (size_t i = 0; i + RECORD <= size; i += RECORD) {
         const uint8_t *r = data + i;
@@ -129,7 +132,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     awafs_flowtab_get_stats(t, &st);
-    if (st.flows > 8) {
+    if (st.flows > 8 || st.tardy_packets > size / RECORD) {
         abort();
     }
     awafs_flowtab_destroy(t);

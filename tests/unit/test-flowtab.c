@@ -513,6 +513,54 @@ test_hash_is_keyed(void **state)
     awafs_flowtab_destroy(known);
 }
 
+/* Tardy flows (TFS/TFS+): a retransmitted segment makes its flow tardy
+ * until the connection starts again; only with a limit set do its segments
+ * go to queue 0, and with TFS+ only below the limit. */
+static void
+test_tardy_flows(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+
+    (void) state;
+    thr.thr[0] = 1500;
+    syn(t, 1, 1000, 0);
+    for (uint32_t i = 0; i < 3; i++) {
+        seg(t, 1, 1000 + 1000 * i, 1000, ACK, 1 + i);
+    }
+    /* Tardy, but no limit set: classified as usual (held in queue 1). */
+    assert_int_equal(seg(t, 1, 2000, 1000, ACK, 10).queue, 1);
+    assert_int_equal(seg(t, 1, 4000, 1000, ACK, 11).queue, 1);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.tardy_flows, 1);
+    assert_int_equal(st.tardy_packets, 0);
+
+    /* TFS: every later segment goes to queue 0. */
+    awafs_flowtab_set_tardy(t, UINT64_MAX);
+    assert_int_equal(seg(t, 1, 5000, 1000, ACK, 12).queue, 0);
+    /* Another flow, never retransmitted, is classified as usual. */
+    syn(t, 2, 1000, 13);
+    seg(t, 2, 1000, 1000, ACK, 14);
+    seg(t, 2, 2000, 1000, ACK, 15);
+    assert_int_equal(seg(t, 2, 3000, 1000, ACK, 16).queue, 1);
+
+    /* TFS+: below the limit only.  A new connection is not tardy. */
+    awafs_flowtab_set_tardy(t, 2500);
+    assert_int_equal(seg(t, 1, 6000, 1000, ACK, 17).queue, 1);
+    syn(t, 1, 100000, 18);
+    assert_int_equal(seg(t, 1, 100000, 1000, ACK, 19).queue, 0);
+    assert_int_equal(seg(t, 1, 101000, 1000, ACK, 20).queue, 0);
+    seg(t, 1, 102000, 1000, ACK, 21);
+    assert_int_equal(seg(t, 1, 101000, 1000, ACK, 22).queue, 0); /* Lost. */
+    assert_int_equal(seg(t, 1, 103000, 1000, ACK, 23).queue, 1); /* 3000 */
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.tardy_flows, 2);
+    assert_int_equal(st.tardy_packets, 2);
+
+    thr.thr[0] = 1000000;
+    awafs_flowtab_destroy(t);
+}
+
 int
 main(void)
 {
@@ -530,6 +578,7 @@ main(void)
         cmocka_unit_test(test_key_from_frames),
         cmocka_unit_test(test_queue_never_rises_within_a_message),
         cmocka_unit_test(test_hash_is_keyed),
+        cmocka_unit_test(test_tardy_flows),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
