@@ -232,8 +232,8 @@ fuzz: setup $(FUZZ_BINS)
 soak: setup build
 	$(VENV)/bin/python tests/soak.py --minutes 30 --out $(B)/soak
 
-# OVS's whole testsuite on the patched tree, compared with the stock
-# tarball's failures on this machine (tests/ovs-known-failures.txt).
+# OVS's whole testsuite on the patched tree (about an hour), compared with
+# the stock tarball's failures on this machine (tests/ovs-known-failures.txt).
 check-ovs: setup build
 	$(VENV)/bin/python tests/ovs_check_all.py $(OVS) $(JOBS)
 
