@@ -6,6 +6,8 @@ devices, capped memory and a private --file-prefix, and stops exactly the
 processes it started.  Hugepages are reserved and mounted if needed.
 """
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -33,6 +35,21 @@ def ensure_hugepages(n=HUGEPAGES):
         Path("/dev/hugepages").mkdir(exist_ok=True)
         subprocess.run(["mount", "-t", "hugetlbfs", "nodev", "/dev/hugepages"],
                        check=True)
+
+
+@contextlib.contextmanager
+def one_switch_per_machine():
+    """Holds the machine-wide lock of sandboxed switches while in the block:
+    veth names and the userspace datapath's 'ovs-netdev' tap device are
+    machine-wide, so a second test run, soak or tool waits for the first.
+    A process whose parent holds the lock (AWAFS_TEST_LOCK_HELD set) goes
+    on."""
+    if os.environ.get("AWAFS_TEST_LOCK_HELD"):
+        yield
+        return
+    with open("/tmp/awafs-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _links():
@@ -234,6 +251,27 @@ class OvsSandbox:
                 (cur if cur is not None else details)[m.group(1)] = \
                     m.group(2).strip()
         return qtype, details, queues
+
+    def backlog(self, port):
+        """Packets 'port''s queueing QoS holds (0 without one)."""
+        return int(self.qos_show(port)[1].get("backlog-packets", 0))
+
+    def dump_awafs(self, bridge, *port, version="OpenFlow13"):
+        """Parses 'ovs-ofctl dump-awafs BRIDGE [PORT]' into {OpenFlow port:
+        (details, {queue: details})}."""
+        out = self.ofctl("-O", version, "dump-awafs", bridge, *port)
+        ports, queues = {}, None
+        for line in out.splitlines()[1:]:
+            m = re.match(r" ( ?)(port|queue) (\S+):(.*)", line)
+            if not m:
+                raise OvsError(f"dump-awafs printed: {out}")
+            kv = dict(pair.split("=", 1) for pair in m.group(4).split())
+            if m.group(2) == "port":
+                queues = {}
+                ports[m.group(3)] = (kv, queues)
+            else:
+                queues[int(m.group(3))] = kv
+        return ports
 
     def mempool_in_use(self, port):
         out = self.appctl("netdev-dpdk/get-mempool-info", port)

@@ -9,15 +9,14 @@ usage: build/venv/bin/python testbed/switch_server.py
 """
 
 import argparse
-import fcntl
-import os
 import signal
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from testbed.ovs_sandbox import OvsSandbox  # noqa: E402
+from testbed.ovs_sandbox import (OvsSandbox,  # noqa: E402
+                                 one_switch_per_machine)
 
 DPID = "0000000000000001"
 
@@ -27,14 +26,9 @@ def main():
     ap.add_argument("--controller", default="tcp:127.0.0.1:6653")
     ap.add_argument("--ovsdb", default="ptcp:6640:127.0.0.1")
     args = ap.parse_args()
-    # As tests/conftest.py: one sandboxed switch on the machine at a time
-    # (a test that runs this one holds the lock already).
-    if not os.environ.get("AWAFS_TEST_LOCK_HELD"):
-        lock = open("/tmp/awafs-tests.lock", "w")
-        fcntl.flock(lock, fcntl.LOCK_EX)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    with OvsSandbox() as sb:
+    with one_switch_per_machine(), OvsSandbox() as sb:
         sb.appctl_ovsdb("ovsdb-server/add-remote", args.ovsdb)
         sb.add_bridge()
         sb.add_dpdk_port("br0", "dpdk0", "net_null0,no-rx=1", 1)

@@ -1,6 +1,5 @@
 """Paths shared by the AWAFS test suite."""
 
-import fcntl
 import sys
 from pathlib import Path
 
@@ -14,11 +13,10 @@ BIN = BUILD / "bin"
 
 @pytest.fixture(scope="session", autouse=True)
 def one_test_run_per_machine():
-    """The tests make machine-wide things (veth names, the userspace
-    datapath's 'ovs-netdev' tap device): a second pytest run waits for the
-    first."""
-    with open("/tmp/awafs-tests.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """A second pytest run (or a soak) waits for the first."""
+    from testbed.ovs_sandbox import one_switch_per_machine
+
+    with one_switch_per_machine():
         yield
 
 

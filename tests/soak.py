@@ -27,7 +27,6 @@ usage: python3 tests/soak.py [--minutes M] [--out OUTDIR]
 
 import argparse
 import csv
-import fcntl
 import re
 import signal
 import sys
@@ -40,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from forwarding import write_pcap  # noqa: E402
 from testbed.controller import Controller, free_port  # noqa: E402
-from testbed.ovs_sandbox import OvsSandbox  # noqa: E402
+from testbed.ovs_sandbox import (OvsSandbox,  # noqa: E402
+                                 one_switch_per_machine)
 
 RATE = 2000000000               # p1's max-rate: backlogged.
 DPID = "0000000000000001"
@@ -220,10 +220,8 @@ def main():
     ap.add_argument("--minutes", type=float, default=30)
     ap.add_argument("--out", default="build/soak")
     args = ap.parse_args()
-    # As tests/conftest.py: one switch test at a time on this machine.
-    lock = open("/tmp/awafs-tests.lock", "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    summary, problems = soak(args.minutes, Path(args.out))
+    with one_switch_per_machine():
+        summary, problems = soak(args.minutes, Path(args.out))
     print(summary)
     for p in problems:
         print("PROBLEM:", p)

@@ -132,20 +132,6 @@ def nxst_status(ctl, dpid, port):
     return body
 
 
-def dump_awafs(sb, bridge, port):
-    """'ovs-ofctl dump-awafs' as ({port key: value}, {queue: {...}})."""
-    out = sb.ofctl("-O", "OpenFlow13", "dump-awafs", bridge, port)
-    port_kv, queues = {}, {}
-    for line in out.splitlines()[1:]:
-        m = re.match(r"\s*(?:port \d+|queue (\d+)):(.*)", line)
-        kv = dict(item.split("=", 1) for item in m.group(2).split())
-        if m.group(1) is None:
-            port_kv = kv
-        else:
-            queues[int(m.group(1))] = kv
-    return port_kv, queues
-
-
 # ---- configuration ---------------------------------------------------------
 
 def test_two_switches_configured_over_rest(ctl, net):
@@ -263,7 +249,8 @@ def test_rest_qos_show_and_dump_awafs_agree(ctl, net):
                           3 * POLL_PERIOD)
         rest = nxst_status(ctl, dpid, port)
         _, qos_show, _ = net.sb.qos_show(port)
-        dumped, dumped_queues = dump_awafs(net.sb, bridge, port)
+        [(dumped, dumped_queues)] = net.sb.dump_awafs(bridge,
+                                                      port).values()
         # The configuration and everything that does not move without
         # traffic in static mode.
         keys = ["queues", "mode", "thresholds", "percentiles", "window-ms",

@@ -6,7 +6,6 @@ Same two-port switch as tests/test_datapath.py: frames injected on awi0p
 enter p0 and leave p1 to awo0p."""
 
 import os
-import re
 
 import pytest
 
@@ -21,23 +20,6 @@ MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
 # Change between two reads of an idle port.
 MOVING = {"thresholds-age-ms"}
-
-
-def dump_awafs(sb, *args, version="OpenFlow13"):
-    """Parses 'ovs-ofctl dump-awafs br0 [PORT]' into {port: (details,
-    {queue: details})}."""
-    out = sb.ofctl("-O", version, "dump-awafs", "br0", *args)
-    ports, queues = {}, None
-    for line in out.splitlines()[1:]:
-        m = re.match(r" ( ?)(port|queue) (\S+):(.*)", line)
-        assert m, out
-        kv = dict(pair.split("=", 1) for pair in m.group(4).split())
-        if m.group(2) == "port":
-            queues = {}
-            ports[m.group(3)] = (kv, queues)
-        else:
-            queues[int(m.group(3))] = kv
-    return ports
 
 
 def test_dump_awafs_agrees_with_qos_show(sw):
@@ -55,7 +37,7 @@ def test_dump_awafs_agrees_with_qos_show(sw):
         lambda: sb.qos_show("p1")[1]["thresholds-samples"] == "400", 5)
     _, details, queues = sb.qos_show("p1")
     for version in ("OpenFlow10", "OpenFlow13"):
-        ports = dump_awafs(sb, version=version)
+        ports = sb.dump_awafs("br0", version=version)
         assert list(ports) == ["2"]
         port, port_queues = ports["2"]
         assert len(port) > 40
@@ -76,10 +58,10 @@ def test_dump_awafs_one_port_and_ports_without_awafs(sw):
     """A port without an awafs QoS gives an empty reply; a port that does
     not exist gives OFPBRC_BAD_PORT."""
     sb = sw.sb
-    assert dump_awafs(sb) == {}
+    assert sb.dump_awafs("br0") == {}
     sb.set_awafs("p1", queues=2, thresholds=10000, percentiles=10)
-    assert list(dump_awafs(sb, "p1")) == ["2"]
-    assert dump_awafs(sb, "p0") == {}
+    assert list(sb.dump_awafs("br0", "p1")) == ["2"]
+    assert sb.dump_awafs("br0", "p0") == {}
     out = sb.ofctl("-O", "OpenFlow13", "dump-awafs", "br0", "99")
     assert "OFPBRC_BAD_PORT" in out
 

@@ -33,11 +33,6 @@ def port_counts(sb):
     return bridge_output(sb), int(m.group(1)), int(m.group(2))
 
 
-def backlog(sb):
-    _, details, _ = sb.qos_show("p1")
-    return int(details.get("backlog-packets", 0))
-
-
 def frames(n, sport, first=0, bytes_sent=None, **kw):
     if bytes_sent is None:
         bytes_sent = 0 if sport == HIGH else 20000
@@ -59,7 +54,7 @@ def test_counters_add_up_through_reconfigurations(sw):
     sb.set_awafs("p1", queues=2, mode="static", thresholds=10000, buffer=50,
                  **{"max-rate": 100000})
     sw.src.send(frames(40, LOW) + frames(40, HIGH))     # 30 or so dropped.
-    assert wait_until(lambda: backlog(sb) >= 40, 5)
+    assert wait_until(lambda: sb.backlog("p1") >= 40, 5)
     sb.update_awafs("p1", **{"max-rate": 200000})        # In place.
     sw.src.send(frames(20, HIGH, 40))
     time.sleep(0.3)
@@ -73,7 +68,7 @@ def test_counters_add_up_through_reconfigurations(sw):
     sw.src.send(frames(30, LOW, 100))
     time.sleep(0.3)
     sb.ofctl("mod-port", "br0", "p1", "down")            # Queued: freed.
-    assert wait_until(lambda: backlog(sb) == 0, 5)
+    assert wait_until(lambda: sb.backlog("p1") == 0, 5)
     assert wait_until(lambda: sb.mempool_in_use("p0") == base, 5)
     _, details, queues = sb.qos_show("p1")
     assert int(details["flushed-packets"]) > 0
@@ -83,7 +78,7 @@ def test_counters_add_up_through_reconfigurations(sw):
 
     out, tx, drop = port_counts(sb)
     assert out - out0 == 140
-    assert (out - out0) == (tx - tx0) + (drop - drop0) + backlog(sb)
+    assert (out - out0) == (tx - tx0) + (drop - drop0) + sb.backlog("p1")
     assert drop - drop0 > 30
     sb.vsctl("clear", "port", "p1", "qos")
 
@@ -146,11 +141,11 @@ def test_no_cut_through_while_the_bucket_is_in_debt(sw):
     sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
                  **{"max-rate": 8000})
     sw.src.send(frames(20, HIGH, payload=100))
-    assert wait_until(lambda: backlog(sb) == 1, 5, step=0.005)
-    assert wait_until(lambda: backlog(sb) == 0, 5, step=0.005)
+    assert wait_until(lambda: sb.backlog("p1") == 1, 5, step=0.005)
+    assert wait_until(lambda: sb.backlog("p1") == 0, 5, step=0.005)
     before = int(sb.qos_show("p1")[1]["cut-through"])
     sw.src.send(frames(1, HIGH, first=20, payload=100))
-    assert wait_until(lambda: backlog(sb) == 0, 5)
+    assert wait_until(lambda: sb.backlog("p1") == 0, 5)
     _, details, queues = sb.qos_show("p1")
     assert queues[0]["tx_packets"] == "21"
     assert int(details["cut-through"]) == before
@@ -170,7 +165,7 @@ def test_ecn_mode(sw, mode):
                        "max-rate": 200000})
     cap = Capture(sw.vout.host)
     sw.src.send(frames(30, LOW))
-    assert wait_until(lambda: backlog(sw.sb) >= 20, 5)
+    assert wait_until(lambda: sw.sb.backlog("p1") >= 20, 5)
     sw.src.send(frames(4, HIGH, tos=2))
     cap.wait_for(34, 10)
     got = [parse_frame(f) for _, f in cap.stop()]
@@ -282,12 +277,12 @@ def test_pmd_does_not_sleep_while_packets_are_held(sw):
     sb.vsctl("set", "open_vswitch", ".", "other_config:pmd-maxsleep=10000")
     sb.set_awafs("p1", queues=2, **{"max-rate": 16000})    # 2 frames/s.
     sw.src.send(frames(10, HIGH))
-    assert wait_until(lambda: backlog(sb) >= 4, 5)
+    assert wait_until(lambda: sb.backlog("p1") >= 4, 5)
     sb.appctl("dpif-netdev/pmd-stats-clear")
     time.sleep(1.0)
-    assert backlog(sb) > 0
+    assert sb.backlog("p1") > 0
     assert pmd_sleep_iterations(sb) == 0
-    assert wait_until(lambda: backlog(sb) == 0, 10)
+    assert wait_until(lambda: sb.backlog("p1") == 0, 10)
     sb.appctl("dpif-netdev/pmd-stats-clear")
     time.sleep(0.5)
     assert pmd_sleep_iterations(sb) > 0

@@ -10,14 +10,13 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
+from test_send_path import HIGH, LOW, frames
 from testbed.switch import wait_until
-from testbed.traffic import Capture, RawPort, parse_frame, tcp_frame
-from testbed.vhost import TAP
+from testbed.traffic import Capture, RawPort, parse_frame
+from testbed.vhost import TAP, VhostSwitch
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (DPDK, vhost, tap)")
-
-LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
 
 
 def udp_frames(n):
@@ -26,15 +25,8 @@ def udp_frames(n):
             / (b"x" * 100) for _ in range(n)]
 
 
-def frames(n, sport, first=0):
-    return [tcp_frame(bytes_sent=0 if sport == HIGH else 20000, sport=sport,
-                      seq=first + i) for i in range(n)]
-
-
 @pytest.fixture(scope="module")
 def vswitch():
-    from testbed.vhost import VhostSwitch
-
     vs = VhostSwitch()
     yield vs
     vs.close()
@@ -57,10 +49,6 @@ def sent_and_held(sb):
     _, details, queues = sb.qos_show("vhu0")
     return (sum(int(q["tx_packets"]) for q in queues.values()),
             int(details["backlog-packets"]))
-
-
-def backlog(sb, port):
-    return int(sb.qos_show(port)[1].get("backlog-packets", 0))
 
 
 def to_guest(vs, frame_list, n_expected=None, timeout=10):
@@ -122,7 +110,7 @@ def test_a_guest_that_stops_reading(vs):
         assert out.wait_for(5, 5)
         out.stop()
         vs.src.send(frames(20, HIGH))
-        assert wait_until(lambda: backlog(sb, "vhu0") == held + 20, 5)
+        assert wait_until(lambda: sb.backlog("vhu0") == held + 20, 5)
     finally:
         vs.guest.proc.send_signal(signal.SIGCONT)
         sb.ofctl("--strict", "del-flows", "br0", "in_port=1,udp")
@@ -144,10 +132,10 @@ def test_guest_disconnect_and_reconnect_with_packets_queued(vs):
     sb.set_awafs("vhu0", queues=2, mode="static", thresholds=10000,
                  **{"max-rate": 80000})
     vs.src.send(frames(60, LOW))
-    assert wait_until(lambda: backlog(sb, "vhu0") >= 50, 5)
+    assert wait_until(lambda: sb.backlog("vhu0") >= 50, 5)
     vs.guest.stop(signal.SIGKILL)
     assert wait_until(vs.guest_gone, 10)
-    assert wait_until(lambda: backlog(sb, "vhu0") == 0, 5)
+    assert wait_until(lambda: sb.backlog("vhu0") == 0, 5)
     assert wait_until(lambda: sb.mempool_in_use("p0") == base, 5)
     _, details, _ = sb.qos_show("vhu0")
     assert int(details["flushed-packets"]) >= 50
@@ -168,7 +156,7 @@ def test_port_deleted_with_packets_queued(vs):
     base = sb.mempool_in_use("p0")
     sb.set_awafs("vhu0", queues=2, **{"max-rate": 80000})
     vs.src.send(frames(60, LOW))
-    assert wait_until(lambda: backlog(sb, "vhu0") >= 50, 5)
+    assert wait_until(lambda: sb.backlog("vhu0") >= 50, 5)
     sb.vsctl("del-port", "vhu0")
     try:
         assert wait_until(lambda: sb.mempool_in_use("p0") == base, 5)

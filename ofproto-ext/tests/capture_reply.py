@@ -6,7 +6,6 @@ controller app print it identically.
 usage: build/venv/bin/python ofproto-ext/tests/capture_reply.py
 """
 
-import fcntl
 import socket
 import struct
 import sys
@@ -14,21 +13,23 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
+sys.path.insert(0, str(HERE.parent.parent / "ryu-app"))
 
+from awafs_controller.nxst import (EXP_TYPE, NX_VENDOR_ID,  # noqa: E402
+                                   OF13_VERSION, OFPMP_EXPERIMENTER,
+                                   OFPT_MULTIPART_REPLY, request_body)
+from testbed.ovs_sandbox import one_switch_per_machine  # noqa: E402
 from testbed.switch import Switch, completion_frames, wait_until  # noqa: E402
 from testbed.workload import weyl_samples  # noqa: E402
 
-OFP13 = 4
-OFPT_HELLO, OFPT_MULTIPART_REQUEST, OFPT_MULTIPART_REPLY = 0, 18, 19
-OFPMP_EXPERIMENTER = 0xFFFF
-NX_VENDOR_ID, NXST_AWAFS = 0x00002320, 10
+OFPT_HELLO, OFPT_MULTIPART_REQUEST = 0, 18
 MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
 
 
 def awafs_request(port_no, xid):
     body = struct.pack("!HH4xII", OFPMP_EXPERIMENTER, 0, NX_VENDOR_ID,
-                       NXST_AWAFS) + struct.pack("!I4x", port_no)
-    return struct.pack("!BBHI", OFP13, OFPT_MULTIPART_REQUEST,
+                       EXP_TYPE) + request_body(port_no)
+    return struct.pack("!BBHI", OF13_VERSION, OFPT_MULTIPART_REQUEST,
                        8 + len(body), xid) + body
 
 
@@ -46,7 +47,7 @@ def recv_message(sock):
 def capture(mgmt_sock, port_no):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(mgmt_sock)
-        sock.sendall(struct.pack("!BBHI", OFP13, OFPT_HELLO, 8, 1))
+        sock.sendall(struct.pack("!BBHI", OF13_VERSION, OFPT_HELLO, 8, 1))
         sock.sendall(awafs_request(port_no, 2))
         while True:
             msg = recv_message(sock)
@@ -55,20 +56,19 @@ def capture(mgmt_sock, port_no):
 
 
 def main():
-    lock = open("/tmp/awafs-tests.lock", "w")     # As tests/conftest.py.
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    sw = Switch()
-    try:
-        sb = sw.sb
-        sb.vsctl("set", "bridge", "br0", "protocols=OpenFlow13")
-        sb.set_awafs("p1", queues=2, thresholds=5000, percentiles=12.5,
-                     **{"window-ms": 5000})
-        sw.play(completion_frames(weyl_samples(MICRO, 400)), rate=1000)
-        assert wait_until(
-            lambda: sb.qos_show("p1")[1]["window-samples"] == "400", 5)
-        msg = capture(str(sb.dir / "br0.mgmt"), 2)
-    finally:
-        sw.close()
+    with one_switch_per_machine():
+        sw = Switch()
+        try:
+            sb = sw.sb
+            sb.vsctl("set", "bridge", "br0", "protocols=OpenFlow13")
+            sb.set_awafs("p1", queues=2, thresholds=5000, percentiles=12.5,
+                         **{"window-ms": 5000})
+            sw.play(completion_frames(weyl_samples(MICRO, 400)), rate=1000)
+            assert wait_until(
+                lambda: sb.qos_show("p1")[1]["window-samples"] == "400", 5)
+            msg = capture(str(sb.dir / "br0.mgmt"), 2)
+        finally:
+            sw.close()
     (HERE / "nxst-awafs-reply.hex").write_text(msg.hex() + "\n")
 
 
