@@ -45,6 +45,10 @@ class Switch:
         try:
             self.sb.start()
             self.sb.add_bridge()
+            # Secure: no NORMAL rule after a restart, which would flood the
+            # bridge's own tap device's frames (IPv6 MLD, router
+            # solicitations) to p1.
+            self.sb.vsctl("set", "bridge", "br0", "fail_mode=secure")
             self.sb.add_dpdk_port("br0", "p0", self.vin.devargs(0), 1)
             self.add_egress()
             self.src = RawPort(self.vin.host)
@@ -54,8 +58,21 @@ class Switch:
 
     def add_egress(self):
         self.sb.add_dpdk_port("br0", "p1", self.vout.devargs(1), 2)
+        self.add_flow()
+
+    def add_flow(self):
+        """The only rule: TCP from p0 to p1."""
         self.sb.ofctl("del-flows", "br0")
         self.sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
+
+    def restart_vswitchd(self):
+        """Restarts ovs-vswitchd on the same database; OpenFlow rules do
+        not survive it, so the rule is added again."""
+        self.sb.stop_vswitchd()
+        self.sb.start_vswitchd()
+        if not wait_until(lambda: (self.sb.dir / "br0.mgmt").exists(), 10):
+            raise RuntimeError("br0: no OpenFlow socket after the restart")
+        self.add_flow()
 
     def clear_qos(self):
         self.sb.vsctl("clear", "port", "p1", "qos", "--", "--all", "destroy",

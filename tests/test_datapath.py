@@ -305,8 +305,7 @@ def test_rejected_first_config_shows_why(sw):
 def test_restart_reapplies_ovsdb_config(sw):
     sw.sb.set_awafs("p1", queues=3, thresholds="5000,50000",
                     percentiles="20,40")
-    sw.sb.stop_vswitchd()
-    sw.sb.start_vswitchd()
+    sw.restart_vswitchd()
     assert wait_until(lambda: sw.sb.qos_show("p1")[0] == "awafs", 10)
     _, details, queues = sw.sb.qos_show("p1")
     assert details["thresholds"] == "5000,50000"
