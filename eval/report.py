@@ -15,7 +15,13 @@ PNG plots beside them:
 - pias (§5.5) and hetero (§5.6): per workload and load, mean FCT of small
   (<= 100 kB), medium (<= 10 MB) and large flows and overall, p99 of small
   flows, mean slowdown, and the flows that suffered a retransmission
-  timeout; hetero also per workload of the host pair.
+  timeout; hetero also per workload of the host pair;
+- tardy (seed 004): per workload and load, mean and p99 FCT of short flows
+  (<= 100 kB) that lost a packet (tardy: the server's TCP sent some of the
+  response again)
+  and of the others, TFS and TFS+ against AWAFS alone, beside the factors
+  of improvement of the letter's model (sim/tfs_model.py) at the loss the
+  run measured.
 """
 
 import argparse
@@ -26,6 +32,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "sim"))
+import tfs_model  # noqa: E402
+from testbed.workload import load_cdf, workloads_dir  # noqa: E402
+
 CLASSES = [("small", 0, 100000), ("medium", 100000, 10000000),
            ("large", 10000000, float("inf")), ("all", 0, float("inf"))]
 MICRO_CLASSES = [("short", 10000), ("long", 1000000)]
@@ -34,7 +45,7 @@ MISMATCHED = {"websearch": "pias-datamining", "datamining": "pias-websearch",
               "hadoop": "pias-datamining", "cache": "pias-datamining"}
 FIELDS = ["experiment", "run", "transport", "workload", "load", "scheme",
           "phase", "class", "flows", "mean_ms", "p99_ms", "slowdown",
-          "timeout_flows", "dropped", "ecn_marks"]
+          "timeout_flows", "dropped", "ecn_marks", "tardy_share"]
 
 
 def p99(v):
@@ -127,6 +138,72 @@ def hetero_rows(runs):
                                                if r["workload"] == wl],
                                workload=wl)
     return rows
+
+
+TARDY_SHORT = 100000         # The letter's S_L.
+
+
+def tardy(flow):
+    """Whether the flow's server sent some of its data again: retransmitted
+    or sent a tail loss probe (runs before 'resent_bytes': retransmitted)."""
+    return int(flow.get("resent_bytes") or flow["retransmits"]) > 0
+
+
+def tardy_share(flows):
+    """The fraction of the flows that lost a packet: the letter's w."""
+    return (sum(tardy(r) for r in flows) / len(flows)
+            if flows else float("nan"))
+
+
+def tardy_rows(runs):
+    rows = []
+    for run in runs:
+        short = [r for r in run.flows if int(r["size"]) <= TARDY_SHORT]
+        for cls, lost in (("short-tardy", True), ("short-normal", False)):
+            sel = [r for r in short if tardy(r) == lost]
+            fct = [int(r["fct_us"]) / 1000 for r in sel]
+            rows.append(base_row("tardy", run, **{
+                "class": cls, "flows": len(sel), "mean_ms": mean(fct),
+                "p99_ms": p99(fct),
+                "slowdown": mean([float(r["slowdown"]) for r in sel]),
+                "timeout_flows": sum(int(r["timeouts"]) > 0 for r in sel),
+                "tardy_share": tardy_share(run.flows)}))
+    return rows
+
+
+def tardy_factors(rows):
+    """The measured factor of improvement of the mean FCT of short tardy
+    and normal flows (AWAFS alone over TFS or TFS+), beside the model's at
+    the run's load and the loss AWAFS alone measured."""
+    index = {(r["workload"], r["load"], r["scheme"], r["class"]): r
+             for r in rows}
+    out = ["| workload | load % | tardy flows (w) | "
+           "TFS tardy: measured / model | TFS normal | "
+           "TFS+ tardy | TFS+ normal |", "|---|---|---|---|---|---|---|"]
+    for wl, load in sorted({(r["workload"], r["load"]) for r in rows}):
+        off = index.get((wl, load, "off", "short-tardy"))
+        if not off:
+            continue
+        w = off["tardy_share"]
+        try:
+            model = tfs_model.factors(
+                load_cdf(workloads_dir() / f"{wl}.cdf"), load / 100, w,
+                TARDY_SHORT) if load / 100 / (1 - w) < 1 else None
+        except (OSError, ValueError, ZeroDivisionError):
+            model = None
+        cells = []
+        for scheme in ("tfs", "tfs+"):
+            for cls in ("tardy", "normal"):
+                a = index.get((wl, load, "off", f"short-{cls}"))
+                b = index.get((wl, load, scheme, f"short-{cls}"))
+                got = (a["mean_ms"] / b["mean_ms"]
+                       if a and b and b["mean_ms"] else float("nan"))
+                exp = (f"{model[scheme, cls]:.2f}" if model
+                       else "unstable")
+                cells.append(f"{got:.2f} / {exp}")
+        out.append(f"| {wl} | {load} | {w:.3f} | " + " | ".join(cells) +
+                   " |")
+    return "\n".join(out)
 
 
 def table(rows, cols, header):
@@ -302,15 +379,16 @@ def main(argv):
     args = ap.parse_args(argv)
     out = Path(args.out)
     runs = {exp: load_runs(out, exp)
-            for exp in ("micro", "shift", "pias", "hetero")}
+            for exp in ("micro", "shift", "pias", "hetero", "tardy")}
     micro = micro_rows(runs["micro"])
     shift = shift_rows(runs["shift"])
     pias = pias_rows(runs["pias"])
     hetero = hetero_rows(runs["hetero"])
+    tardy = tardy_rows(runs["tardy"])
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
         w.writeheader()
-        w.writerows(micro + shift + pias + hetero)
+        w.writerows(micro + shift + pias + hetero + tardy)
     md = ["# Evaluation report", "",
           "Regenerated by `python3 eval/report.py` from the runs under "
           f"`{out}/runs/` (`make eval`).  Times in ms; `drops` and `CE` are "
@@ -372,6 +450,18 @@ def main(argv):
                                                    "pias-websearch")],
                               ["load", "workload"], ["small", "all"]), "",
                final_thresholds(runs["hetero"]), ""]
+    if tardy:
+        md += ["## Tardy flows: TFS and TFS+ against AWAFS alone (seed 004)",
+               "", "Short flows (<= 100 kB) that lost a packet (tardy) and "
+               "the others; cubic without ECN, a shallow buffer.", "",
+               table(sorted(tardy, key=lambda r: (r["workload"], r["load"],
+                                                  r["class"], r["scheme"])),
+                     ["workload", "load"] + class_cols,
+                     ["workload", "load %"] + class_head), "",
+               "Factor of improvement of the mean FCT (AWAFS alone over TFS "
+               "or TFS+): measured / the letter's model (sim/tfs_model.py) at "
+               "the run's load and the share of flows that lost a packet "
+               "with AWAFS alone:", "", tardy_factors(tardy), ""]
     md += ["## The generators' own overhead", "",
            "How late the load generators (testbed/httpload.py, "
            "testbed/flowgen.py) sent each request against its schedule.",

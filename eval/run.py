@@ -44,6 +44,11 @@ Experiments (the same seed for every scheme of a workload and load):
   web-search thresholds with the thesis's RefPct (10, 20, ..., 70) and with
   the web-search thresholds' own CDF positions; web search at 80 % also
   with a connection per flow.
+- tardy (seed 004, Fig. 2): data mining and cache at loads 10-90 %, cubic
+  without ECN and a shallow buffer (TARDY_BUFFER packets) so that flows
+  lose packets, the switch's own count (trust=switch), AWAFS on 4 queues
+  as in the shift experiment: tardy flows ignored ("off"), TFS and TFS+
+  (100 kB).
 - hetero (§5.6): the leaf-spine fabric of testbed/leafspine.py, web search
   between hosts i < j and data mining otherwise, at 50 % and 80 % of every
   downlink: PIAS's web-search thresholds on every port against AWAFS
@@ -80,6 +85,9 @@ WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
 WORKLOAD_WINDOW = {"window-ms": 20000, "interval-ms": 200,
                    "min-samples": 10}
 REFPCT8 = "10,20,30,40,50,60,70"
+TARDY_LOADS = [0.1, 0.3, 0.5, 0.7, 0.9]
+TARDY_WORKLOADS = ["datamining", "cache"]
+TARDY_BUFFER = 32
 
 
 def cdf_path(workload):
@@ -137,6 +145,13 @@ def shift_scheme(queues, mode):
     return qos
 
 
+def tardy_scheme(tardy):
+    """AWAFS on 4 queues as in the shift experiment, with the switch's count
+    (which TFS needs) and a shallow buffer."""
+    return {**shift_scheme(4, "adaptive"), "trust": "switch",
+            "buffer": TARDY_BUFFER, "tardy": tardy}
+
+
 def flows_for(load, mean, seconds=SECONDS_PER_RUN):
     """How many flows of 'mean' bytes arrive in 'seconds' at 'load'."""
     return max(100, int(load * RATE * seconds / (8 * mean)))
@@ -179,6 +194,14 @@ def suite():
                      {"workload": "websearch", "load": 0.8, "per_flow": True,
                       "scheme": f"{scheme}-per-flow",
                       "qos": pias_schemes(0.8)[scheme]}))
+    for workload in TARDY_WORKLOADS:
+        for load in TARDY_LOADS:
+            for tardy in ("off", "tfs", "tfs+"):
+                runs.append(("tardy", f"{workload}-load{int(load * 100)}-"
+                             f"{tardy}", {"workload": workload, "load": load,
+                                          "transport": "cubic",
+                                          "scheme": tardy,
+                                          "qos": tardy_scheme(tardy)}))
     for _, _, p in runs:
         if "workload" in p:
             p["phases"] = [(p["workload"], flows_for(
@@ -234,7 +257,9 @@ def bench_for(exp, params):
         from testbed.leafspine import LeafSpineBed
         return ("hetero",), LeafSpineBed
     from testbed.flowbench import FlowBench
-    return ("flowbench",), lambda: FlowBench(transport="dctcp")
+    transport = params.get("transport", "dctcp")
+    return (("flowbench", transport),
+            lambda: FlowBench(transport=transport))
 
 
 def run_one(bench, exp, params):
@@ -286,7 +311,8 @@ def progress(done, total, elapsed, left):
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
-    ap.add_argument("--only", choices=["micro", "shift", "pias", "hetero"])
+    ap.add_argument("--only", choices=["micro", "shift", "pias", "hetero",
+                                       "tardy"])
     ap.add_argument("--match", default="")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")

@@ -44,7 +44,10 @@
  *
  * Tardy flows (TFS, seed 004): a data segment that starts before the
  * highest sequence number the flow has sent is a retransmission, and the
- * flow is tardy from then until its connection ends.  With a tardy limit
+ * flow is tardy from then until its message ends: a flow here is a message,
+ * as for the thresholds, so that the next response on a persistent
+ * connection starts as any other, and a connection that once lost a packet
+ * does not keep queue 0 for its lifetime.  With a tardy limit
  * set (awafs_flowtab_set_tardy()), a tardy flow's segments go to queue 0
  * while its message has sent less than the limit (TFS+; UINT64_MAX: always,
  * TFS), so that a flow that lost packets catches up.  A segment reordered
@@ -195,6 +198,7 @@ take_message(struct awafs_flowtab *t, struct flow_entry *e)
 
     e->whole = true;            /* The next message starts at 'end'. */
     e->queue = 0;
+    e->tardy = false;
     if (!size) {
         return 0;
     }
@@ -333,14 +337,17 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     if (h->payload_len > e->full) {
         e->full = h->payload_len > UINT16_MAX ? UINT16_MAX : h->payload_len;
     }
-    if (h->payload_len && !is_new && (int32_t) (seq - e->end) < 0
-        && !e->tardy) {
-        e->tardy = true;
-        t->stats.tardy_flows++;
-    }
     /* The segment's offset in the message: the bytes up to 'end', plus its
      * distance beyond 'end' (a gap) or minus it (data sent again). */
     int64_t ofs = (int64_t) msg_bytes(e) + (int32_t) (seq - e->end);
+
+    /* Data of this message sent again makes it tardy; data of an earlier
+     * message (a late retransmission after the message ended) does not. */
+    if (h->payload_len && !is_new && (int32_t) (seq - e->end) < 0
+        && ofs + h->payload_len > 0 && !e->tardy) {
+        e->tardy = true;
+        t->stats.tardy_flows++;
+    }
 
     if (ofs < 0) {
         /* A retransmission from before this message: counts as its

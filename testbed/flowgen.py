@@ -37,8 +37,10 @@ learns them, so a bed measures them before it configures the switch.
 Server: per flow, the TCP_INFO counters of its connection from the
 response's first write until the next request or the close (when the
 client has it all): segments retransmitted and retransmission timeouts
-(tcpi_total_retrans, tcpi_total_rto).  One CSV row per flow: flow id,
-retransmits, timeouts.
+(tcpi_total_retrans, tcpi_total_rto), and the bytes sent again
+(tcpi_bytes_sent beyond the response's own: retransmissions and tail loss
+probes, which tcpi_total_retrans leaves out).  One CSV row per flow: flow
+id, retransmits, timeouts, resent_bytes.
 
 The client's CSV, one row per flow: id, size, server, start_s, fct_us,
 slowdown, new_connection, phase (0, 1, ...), late_us (how late the
@@ -63,9 +65,10 @@ from testbed.workload import inverse_cdf, load_cdf  # noqa: E402
 
 REQ = struct.Struct("!QQ")
 TCP_INFO_LEN = 248
-# struct tcp_info offsets (linux/tcp.h): tcpi_total_retrans, tcpi_total_rto
-# (Linux 6.7 and later; 0 before).
+# struct tcp_info offsets (linux/tcp.h): tcpi_total_retrans, tcpi_bytes_sent
+# (Linux 4.19 and later), tcpi_total_rto (Linux 6.7 and later; 0 before).
 TOTAL_RETRANS_OFS = 100
+BYTES_SENT_OFS = 200
 TOTAL_RTO_OFS = 240
 # Bytes on the wire per segment besides payload: Ethernet 14 + FCS 4 +
 # preamble/IFG 20 + IPv4 20 + TCP 20 + options 32 (timestamps, AWAFS).
@@ -86,9 +89,10 @@ def cdf_mean(points):
 def tcp_counters(sock):
     info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
     retrans = struct.unpack_from("=I", info, TOTAL_RETRANS_OFS)[0]
+    sent = struct.unpack_from("=Q", info, BYTES_SENT_OFS)[0]
     rto = (struct.unpack_from("=H", info, TOTAL_RTO_OFS)[0]
            if len(info) >= TOTAL_RTO_OFS + 2 else 0)
-    return retrans, rto
+    return retrans, rto, sent
 
 
 # ---- server -----------------------------------------------------------
@@ -96,13 +100,14 @@ def tcp_counters(sock):
 async def serve_connection(reader, writer, one_call, log):
     sock = writer.get_extra_info("socket")
     body_cache = {}
-    pending = None                      # (flow id, counters at its start)
+    pending = None              # (flow id, bytes, counters at its start)
 
     def settle():
         if pending:
+            flow, size, start = pending
             now = tcp_counters(sock)
-            log.writerow([pending[0], now[0] - pending[1][0],
-                          now[1] - pending[1][1]])
+            log.writerow([flow, now[0] - start[0], now[1] - start[1],
+                          now[2] - start[2] - size])
 
     try:
         while True:
@@ -112,7 +117,7 @@ async def serve_connection(reader, writer, one_call, log):
                 break
             settle()
             flow, size = REQ.unpack(req)
-            pending = (flow, tcp_counters(sock))
+            pending = (flow, REQ.size + size, tcp_counters(sock))
             body = body_cache.get(size) or body_cache.setdefault(
                 size, b"b" * size)
             header = REQ.pack(flow, size)
@@ -131,7 +136,7 @@ async def serve_connection(reader, writer, one_call, log):
 async def server_main(args):
     with open(args.log, "w", newline="", buffering=1) as f:
         log = csv.writer(f)
-        log.writerow(["id", "retransmits", "timeouts"])
+        log.writerow(["id", "retransmits", "timeouts", "resent_bytes"])
         srv = await asyncio.start_server(
             lambda r, w: serve_connection(r, w, args.one_call, log),
             args.addr, args.port, backlog=1024)
@@ -229,18 +234,21 @@ async def client_main(args):
 
 
 def merge_logs(client_csv, server_csvs):
-    """The client's rows with each flow's retransmits and timeouts from the
-    servers' logs (flow 0, the base-RTT probes, is left out)."""
+    """The client's rows with each flow's retransmits, timeouts and bytes
+    sent again from the servers' logs (flow 0, the base-RTT probes, is left
+    out)."""
     counters = {}
     for path in server_csvs:
         with open(path) as f:
             for r in csv.DictReader(f):
                 counters[r["id"]] = (int(r["retransmits"]),
-                                     int(r["timeouts"]))
+                                     int(r["timeouts"]),
+                                     int(r["resent_bytes"]))
     with open(client_csv) as f:
         rows = list(csv.DictReader(f))
     for r in rows:
-        r["retransmits"], r["timeouts"] = counters.get(r["id"], (0, 0))
+        r["retransmits"], r["timeouts"], r["resent_bytes"] = counters.get(
+            r["id"], (0, 0, 0))
     return rows
 
 

@@ -133,8 +133,9 @@ def run_clients(sb, qos_by_port, clients, sample_s):
     the clients' CSV rows and, per port, the thresholds sampled as
     (seconds, [bytes, ...]) and the port's counters at the end
     {"dropped": packets dropped, "sent": packets sent, "ecn_marks": packets
-    marked CE, "held_down": segments kept in their message's queue
-    (trust=switch|verify)}."""
+    marked CE, "held_down": segments kept in their message's queue,
+    "tardy_flows" and "tardy_packets": messages that retransmitted and
+    their segments sent to queue 0 (trust=switch|verify)}."""
     for port, qos in qos_by_port.items():
         sb.set_awafs(port, **qos)
         _, details, _ = sb.qos_show(port)
@@ -159,7 +160,10 @@ def run_clients(sb, qos_by_port, clients, sample_s):
                                    for q in queues.values()),
                        "ecn_marks": int(details.get("ecn-marks", 0)),
                        "held_down": int(details.get("switch-held-down",
-                                                    0))}
+                                                    0)),
+                       "tardy_flows": int(details.get("tardy-flows", 0)),
+                       "tardy_packets": int(details.get("tardy-packets",
+                                                        0))}
         sb.vsctl("clear", "port", port, "qos")
     sb.vsctl("--all", "destroy", "qos")
     for p, (_, argv, _) in zip(procs, clients):

@@ -32,7 +32,7 @@ def test_every_experiment_is_in_the_suite_once():
     runs = run.suite()
     assert len({key for _, key, _ in runs}) == len(runs)
     assert {exp for exp, _, _ in runs} == {"micro", "shift", "pias",
-                                           "hetero"}
+                                           "hetero", "tardy"}
     loads = {p["load"] for exp, _, p in runs if exp == "micro"}
     assert loads == {0.5, 0.6, 0.7, 0.8, 0.9}
     shift = [p for exp, _, p in runs if exp == "shift"]
@@ -42,6 +42,12 @@ def test_every_experiment_is_in_the_suite_once():
     # The thesis's §5.4 parameters: InitThr 7 kB, 14 kB, ...; RefPct 10, 20.
     q3 = run.shift_scheme(3, "adaptive")
     assert q3["thresholds"] == "7000,14000" and q3["percentiles"] == "10,20"
+    # TFS needs the switch's count; loss comes from a shallow buffer.
+    tardy = [p for exp, _, p in runs if exp == "tardy"]
+    assert {p["scheme"] for p in tardy} == {"off", "tfs", "tfs+"}
+    assert {p["load"] for p in tardy} == {0.1, 0.3, 0.5, 0.7, 0.9}
+    assert all(p["qos"]["trust"] == "switch" and p["transport"] == "cubic"
+               and p["qos"]["buffer"] == run.TARDY_BUFFER for p in tardy)
 
 
 def test_finished_runs_are_skipped(tmp_path):
@@ -77,6 +83,18 @@ def test_report_from_the_runs_files(tmp_path):
                flow(2, 3000, 5000, workload="datamining")],
               {"leaf1-eth1": [(1.0, [7000, 9000])]},
               {"leaf1-eth1": {"dropped": 0, "ecn_marks": 5}})
+    # Tardy flows: the bytes their server sent again (here a tail loss
+    # probe, not counted as a retransmission) tell them apart; 1 of 4
+    # flows lost a packet (w = 0.25); the 1 MB flow is not short.
+    for scheme, tardy_fct in (("off", 8000), ("tfs", 4000)):
+        write_run(tmp_path, "tardy", f"cache-load50-{scheme}",
+                  {"workload": "cache", "load": 0.5, "scheme": scheme,
+                   "transport": "cubic"},
+                  [flow(1, 5000, tardy_fct, retransmits=0,
+                        resent_bytes=1448),
+                   flow(2, 5000, 1000, retransmits=0),
+                   flow(3, 7000, 3000, retransmits=0),
+                   flow(4, 1000000, 90000, retransmits=0)])
     report.main(["--out", str(tmp_path)])
     with open(tmp_path / "summary.csv") as f:
         rows = list(csv.DictReader(f))
@@ -101,9 +119,21 @@ def test_report_from_the_runs_files(tmp_path):
                **{"class": "all"})["flows"] == "2"
     assert one(experiment="hetero", workload="datamining",
                **{"class": "all"})["mean_ms"] == "5.0"
+    tardy = one(run="cache-load50-off", **{"class": "short-tardy"})
+    assert tardy["flows"] == "1" and tardy["mean_ms"] == "8.0"
+    assert float(tardy["tardy_share"]) == 0.25
+    assert one(run="cache-load50-tfs",
+               **{"class": "short-normal"})["mean_ms"] == "2.0"
     text = (tmp_path / "report.md").read_text()
+    # Measured 8 ms / 4 ms; the model at load 0.5 and w = 0.25.
+    model = report.tfs_model.factors(
+        report.load_cdf(report.workloads_dir() / "cache.cdf"), 0.5, 0.25,
+        report.TARDY_SHORT)
+    assert (f"| cache | 50 | 0.250 | 2.00 / {model['tfs', 'tardy']:.2f} | "
+            f"1.00 / {model['tfs', 'normal']:.2f} |") in text
     for heading in ("## Micro benchmark", "## Workload shift",
-                    "## AWAFS and PIAS", "## Heterogeneous traffic"):
+                    "## AWAFS and PIAS", "## Heterogeneous traffic",
+                    "## Tardy flows"):
         assert heading in text
     assert "| load50-awafs-refpct | leaf1-eth1 | 7000, 9000 |" in text
     assert "| cache | 50 | large |" not in text     # No flows: no row.

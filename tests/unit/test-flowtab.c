@@ -514,7 +514,7 @@ test_hash_is_keyed(void **state)
 }
 
 /* Tardy flows (TFS/TFS+): a retransmitted segment makes its flow tardy
- * until the connection starts again; only with a limit set do its segments
+ * until its message ends; only with a limit set do its segments
  * go to queue 0, and with TFS+ only below the limit. */
 static void
 test_tardy_flows(void **state)
@@ -556,6 +556,25 @@ test_tardy_flows(void **state)
     awafs_flowtab_get_stats(t, &st);
     assert_int_equal(st.tardy_flows, 2);
     assert_int_equal(st.tardy_packets, 2);
+
+    /* The next message on the connection (the peer's request acknowledged)
+     * starts untardy, and a retransmission makes it tardy again. */
+    awafs_flowtab_set_tardy(t, UINT64_MAX);
+    assert_int_equal(seg_ack(t, 1, 104000, 1000, ACK, 5, 24).queue, 0);
+    assert_int_equal(seg_ack(t, 1, 105000, 1000, ACK, 5, 25).queue, 0);
+    assert_int_equal(seg_ack(t, 1, 106000, 1000, ACK, 5, 26).queue, 1);
+    assert_int_equal(seg_ack(t, 1, 105000, 1000, ACK, 5, 27).queue, 0);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.tardy_flows, 3);
+
+    /* A late retransmission of the previous message's data, once the next
+     * message has started, does not make the new message tardy. */
+    assert_int_equal(seg_ack(t, 1, 107000, 1000, ACK, 9, 28).queue, 0);
+    assert_int_equal(seg_ack(t, 1, 106000, 1000, ACK, 9, 29).queue, 0);
+    assert_int_equal(seg_ack(t, 1, 108000, 1000, ACK, 9, 30).queue, 0);
+    assert_int_equal(seg_ack(t, 1, 109000, 1000, ACK, 9, 31).queue, 1);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.tardy_flows, 3);
 
     thr.thr[0] = 1000000;
     awafs_flowtab_destroy(t);

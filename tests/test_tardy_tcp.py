@@ -1,0 +1,59 @@
+"""Tardy flows (TFS/TFS+, issue 17) on real TCP: the flowgen servers
+(testbed/flowbench.py, cubic without ECN) answer through an awafs port
+whose shallow buffer drops packets.  The switch's own count marks a flow
+tardy when one of its segments is sent again; the servers' TCP_INFO says
+which flows retransmitted.  Both must name the same flows: a flow is a
+message (a response on a persistent connection), not a connection."""
+
+import os
+
+import pytest
+
+from testbed.flowbench import FlowBench
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root (namespaces, BPF)")
+
+FLOWS = 150
+RATE = 100000000
+LOAD = 0.7 * RATE
+BUFFER = 48                     # Packets: short enough to lose some.
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = FlowBench(transport="cubic")
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def sizes(tmp_path_factory):
+    """Flow sizes uniform in 10-300 kB: on both sides of a 100 kB limit."""
+    path = tmp_path_factory.mktemp("cdf") / "tardy.cdf"
+    path.write_text("10000 0\n300000 1\n")
+    return path
+
+
+def run(bench, sizes, tardy):
+    rows, _ = bench.measure(
+        {"queues": 2, "mode": "static", "thresholds": 50000,
+         "trust": "switch", "buffer": BUFFER, "tardy": tardy,
+         "tardy-limit": 100000}, [(sizes, FLOWS)], LOAD, RATE)
+    assert len(rows) == FLOWS
+    # Retransmissions and tail loss probes: any data sent again.
+    retransmitted = sum(int(r["resent_bytes"]) > 0 for r in rows)
+    return retransmitted, bench.port_stats
+
+
+@pytest.mark.parametrize("tardy", ["off", "tfs", "tfs+"])
+def test_the_switch_finds_the_flows_that_retransmitted(bench, sizes, tardy):
+    retransmitted, stats = run(bench, sizes, tardy)
+    assert stats["dropped"] > 0 and retransmitted > 0
+    # Every flow whose server sent a segment again, and no other: the
+    # retransmission passes the switch after the segment it repeats.
+    assert stats["tardy_flows"] == retransmitted
+    if tardy == "off":
+        assert stats["tardy_packets"] == 0
+    else:
+        assert stats["tardy_packets"] > 0
