@@ -28,7 +28,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 SHARED ?= ../shared
 
 CORE_SRCS := $(wildcard lib/awafs*.c)
-CORE_HDRS := lib/awafs.h lib/awafs-private.h
+CORE_HDRS := lib/awafs.h lib/awafs-private.h lib/awafs-compat.h
 CORE_OBJS := $(patsubst lib/%.c,$(CORE)/%.o,$(CORE_SRCS))
 
 # The OpenFlow message's encoding (ofproto-ext/), compiled by OVS in its lib/

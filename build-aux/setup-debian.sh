@@ -10,7 +10,8 @@ venv=${1:?usage: setup-debian.sh VENV_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 # OVS 3.1.0 sources and its build dependencies; DPDK 22.11 (headers, PMDs,
-# dpdk-testpmd); compilers and test tools for the core; the Redis and
+# dpdk-testpmd); compilers and test tools for the core (gcc-multilib: the
+# core's 32-bit build check); the Redis and
 # memcached client libraries the message-boundary tests use; matplotlib for
 # the demo's plot; Mininet (its Python API builds the testbeds); Chromium,
 # its WebDriver and selenium for the controller dashboard's browser test.
@@ -22,6 +23,7 @@ python3 python3-venv python3-pip python3-redis python3-pymemcache
 python3-matplotlib mininet
 chromium chromium-driver python3-selenium
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
+gcc-multilib
 "
 
 # Every program the project executes -- the build, the tests, the testbed,

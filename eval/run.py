@@ -69,6 +69,7 @@ sys.path.insert(0, str(REPO / "eval"))
 
 import report  # noqa: E402
 from testbed.flowgen import cdf_mean  # noqa: E402
+from testbed.ovs_sandbox import one_switch_per_machine  # noqa: E402
 from testbed.workload import load_cdf, workloads_dir  # noqa: E402
 
 RATE = 100000000
@@ -308,6 +309,31 @@ def progress(done, total, elapsed, left):
           file=sys.stderr, flush=True)
 
 
+def run_all(todo, out):
+    """Runs 'todo', writing each run's files under 'out'."""
+    t0 = time.time()
+    left = sum(seconds(e, p) for e, _, p in todo)
+    kind, bench = None, None
+    try:
+        for i, (exp, key, params) in enumerate(todo):
+            progress(i, len(todo), time.time() - t0, left)
+            new_kind, make = bench_for(exp, params)
+            if new_kind != kind:
+                if bench:
+                    bench.close()
+                    bench = None
+                bench, kind = make(), new_kind
+            path = out / "runs" / exp / f"{key}.csv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path, params, *run_one(bench, exp, params))
+            left -= seconds(exp, params)
+        progress(len(todo), len(todo), time.time() - t0, 0)
+        print(file=sys.stderr)
+    finally:
+        if bench:
+            bench.close()
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
@@ -333,27 +359,9 @@ def main(argv):
           f"{len(todo)} to run", file=sys.stderr)
     # Runs of one bench together: a bench (hosts, servers) starts once.
     todo.sort(key=lambda r: str(bench_for(r[0], r[2])[0]))
-    t0 = time.time()
-    left = sum(seconds(e, p) for e, _, p in todo)
-    kind, bench = None, None
-    try:
-        for i, (exp, key, params) in enumerate(todo):
-            progress(i, len(todo), time.time() - t0, left)
-            new_kind, make = bench_for(exp, params)
-            if new_kind != kind:
-                if bench:
-                    bench.close()
-                    bench = None
-                bench, kind = make(), new_kind
-            path = out / "runs" / exp / f"{key}.csv"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write(path, params, *run_one(bench, exp, params))
-            left -= seconds(exp, params)
-        progress(len(todo), len(todo), time.time() - t0, 0)
-        print(file=sys.stderr)
-    finally:
-        if bench:
-            bench.close()
+    # Test runs, soaks and the suite use the same machine-wide names.
+    with one_switch_per_machine():
+        run_all(todo, out)
     report.main(["--out", str(out)])
 
 

@@ -22,9 +22,9 @@
  * allocation after creation.  A full window evicts its oldest sample (counted
  * in 'samples_evicted'). */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define PCT_SCALE 100000u               /* pct_milli: 1/1000 of a percent. */
@@ -139,7 +139,7 @@ awafs_adapt_create(const struct awafs_config *cfg)
     if (awafs_config_check(cfg)) {
         return NULL;
     }
-    a = calloc(1, sizeof *a);
+    a = awafs_zalloc(sizeof *a);
     if (!a) {
         return NULL;
     }
@@ -149,8 +149,9 @@ awafs_adapt_create(const struct awafs_config *cfg)
         a->hist = awafs_histwin_create(cfg->window_us);
         ok = a->ring && a->hist;
     } else {
-        a->win = calloc(cfg->window_capacity, sizeof *a->win);
-        a->scratch = calloc(cfg->window_capacity, sizeof *a->scratch);
+        a->win = awafs_zalloc(cfg->window_capacity * sizeof *a->win);
+        a->scratch = awafs_zalloc(cfg->window_capacity
+                                  * sizeof *a->scratch);
         ok = a->ring && a->win && a->scratch;
     }
     if (!ok) {
@@ -166,10 +167,10 @@ awafs_adapt_destroy(struct awafs_adapt *a)
 {
     if (a) {
         awafs_ring_destroy(a->ring);
-        free(a->win);
-        free(a->scratch);
+        awafs_free(a->win);
+        awafs_free(a->scratch);
         awafs_histwin_destroy(a->hist);
-        free(a);
+        awafs_free(a);
     }
 }
 

@@ -58,10 +58,10 @@
  * taken, the least recently seen of them is evicted (and counted), so the
  * table never grows and never allocates.  One thread at a time. */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define AWAFS_FLOWTAB_PROBES 8
@@ -143,7 +143,7 @@ awafs_flowtab_create(uint32_t capacity, uint64_t seed)
     if (capacity < AWAFS_FLOWTAB_PROBES || capacity > (1u << 24)) {
         return NULL;
     }
-    t = calloc(1, awafs_flowtab_memsize(capacity));
+    t = awafs_zalloc(awafs_flowtab_memsize(capacity));
     if (t) {
         t->mask = awafs_pow2_at_least(capacity) - 1;
         awafs_hash_key_init(t->hash_key, 10, seed);
@@ -154,7 +154,7 @@ awafs_flowtab_create(uint32_t capacity, uint64_t seed)
 void
 awafs_flowtab_destroy(struct awafs_flowtab *t)
 {
-    free(t);
+    awafs_free(t);
 }
 
 void

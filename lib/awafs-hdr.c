@@ -16,6 +16,7 @@
  * in docs/header.md.  The parser reads the frame byte by byte (no alignment
  * assumptions) and checks every length against the frame before reading. */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 
 #define ETH_HLEN 14

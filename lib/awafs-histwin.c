@@ -30,10 +30,10 @@
  * percentile query is one scan of the buckets: no sort, no per-sample
  * memory. */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define SUB (1u << AWAFS_HIST_SUB_BITS)
@@ -116,7 +116,7 @@ awafs_histwin_create(int64_t window_us)
     if (window_us <= 0) {
         return NULL;
     }
-    h = calloc(1, sizeof *h);
+    h = awafs_zalloc(sizeof *h);
     if (!h) {
         return NULL;
     }
@@ -134,7 +134,7 @@ awafs_histwin_create(int64_t window_us)
 void
 awafs_histwin_destroy(struct awafs_histwin *h)
 {
-    free(h);
+    awafs_free(h);
 }
 
 bool

@@ -25,26 +25,25 @@
  * A producer preempted between its claim and its publish makes the consumer
  * stop at that slot until the next pop; nothing is lost. */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"
 
 #include <stdalign.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define CACHE_LINE 64
 
 struct ring_slot {
-    atomic_uint_fast64_t seq;
+    AWAFS_ATOMIC(uint64_t) seq;
     int64_t ts_us;
     uint64_t size;
 };
 
 struct awafs_ring {
     uint64_t mask;
-    alignas(CACHE_LINE) atomic_uint_fast64_t head;  /* Producers. */
-    atomic_uint_fast64_t dropped;
+    alignas(CACHE_LINE) AWAFS_ATOMIC(uint64_t) head;    /* Producers. */
+    AWAFS_ATOMIC(uint64_t) dropped;
     alignas(CACHE_LINE) uint64_t tail;              /* Consumer only. */
     alignas(CACHE_LINE) struct ring_slot slots[];
 };
@@ -69,13 +68,10 @@ awafs_ring_create(uint32_t capacity)
     }
     cap = awafs_pow2_at_least(capacity);
     size = awafs_ring_memsize(capacity);
-    /* aligned_alloc() wants a multiple of the alignment. */
-    size = (size + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
-    r = aligned_alloc(CACHE_LINE, size);
+    r = awafs_zalloc_cacheline(size);
     if (!r) {
         return NULL;
     }
-    memset(r, 0, size);
     r->mask = cap - 1;
     atomic_init(&r->head, 0);
     atomic_init(&r->dropped, 0);
@@ -89,7 +85,7 @@ awafs_ring_create(uint32_t capacity)
 void
 awafs_ring_destroy(struct awafs_ring *r)
 {
-    free(r);
+    awafs_free_cacheline(r);
 }
 
 uint32_t
@@ -101,15 +97,17 @@ awafs_ring_capacity(const struct awafs_ring *r)
 bool
 awafs_ring_push(struct awafs_ring *r, int64_t ts_us, uint64_t size)
 {
-    uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
     struct ring_slot *slot;
+    uint64_t pos;
 
+    awafs_atomic_read(&r->head, &pos, memory_order_relaxed);
     for (;;) {
+        uint64_t seq;
         int64_t diff;
 
         slot = &r->slots[pos & r->mask];
-        diff = (int64_t) (atomic_load_explicit(&slot->seq,
-                                               memory_order_acquire) - pos);
+        awafs_atomic_read(&slot->seq, &seq, memory_order_acquire);
+        diff = (int64_t) (seq - pos);
         if (diff == 0) {
             if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1,
                                                       memory_order_relaxed,
@@ -119,10 +117,12 @@ awafs_ring_push(struct awafs_ring *r, int64_t ts_us, uint64_t size)
             /* Lost the race: 'pos' now holds the current head. */
         } else if (diff < 0) {
             /* The consumer has not freed this slot yet: full. */
-            atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+            uint64_t orig;
+
+            awafs_atomic_add(&r->dropped, 1, &orig, memory_order_relaxed);
             return false;
         } else {
-            pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+            awafs_atomic_read(&r->head, &pos, memory_order_relaxed);
         }
     }
     slot->ts_us = ts_us;
@@ -139,7 +139,9 @@ awafs_ring_pop_burst(struct awafs_ring *r, struct awafs_ring_entry *out,
 
     while (n < max) {
         struct ring_slot *slot = &r->slots[r->tail & r->mask];
-        uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
+        uint64_t seq;
+
+        awafs_atomic_read(&slot->seq, &seq, memory_order_acquire);
 
         if (seq != r->tail + 1) {
             break;      /* Empty, or the next producer has not published. */
@@ -159,14 +161,18 @@ uint64_t
 awafs_ring_pushed(const struct awafs_ring *r)
 {
     struct awafs_ring *rw = (struct awafs_ring *) r;
+    uint64_t head;
 
-    return atomic_load_explicit(&rw->head, memory_order_relaxed);
+    awafs_atomic_read(&rw->head, &head, memory_order_relaxed);
+    return head;
 }
 
 uint64_t
 awafs_ring_dropped(const struct awafs_ring *r)
 {
     struct awafs_ring *rw = (struct awafs_ring *) r;
+    uint64_t dropped;
 
-    return atomic_load_explicit(&rw->dropped, memory_order_relaxed);
+    awafs_atomic_read(&rw->dropped, &dropped, memory_order_relaxed);
+    return dropped;
 }

@@ -20,11 +20,10 @@
  * (the datapath holds a per-port lock); the backlog is also kept in an atomic
  * so that idle ports can be skipped without that lock. */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"
 
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct sched_slot {
@@ -69,7 +68,7 @@ struct awafs_sched {
     uint32_t limit;             /* Packets, all queues together. */
     uint32_t mask;
     uint32_t backlog;           /* Packets, all queues. */
-    atomic_uint backlog_shared; /* Copy of 'backlog' for lock-free reads. */
+    AWAFS_ATOMIC(uint32_t) backlog_shared;  /* 'backlog', read lock-free. */
     uint32_t ecn_threshold;     /* Packets; 0: no marking. */
     bool ecn_per_queue;         /* Else the whole port's backlog. */
     uint32_t max_wait;          /* Starvation guard, ticks; 0: off. */
@@ -97,7 +96,7 @@ awafs_sched_create(uint32_t n_queues, uint32_t limit)
         || !limit || limit > AWAFS_SCHED_MAX_LIMIT) {
         return NULL;
     }
-    s = calloc(1, sizeof *s);
+    s = awafs_zalloc(sizeof *s);
     if (!s) {
         return NULL;
     }
@@ -107,7 +106,7 @@ awafs_sched_create(uint32_t n_queues, uint32_t limit)
     s->mask = cap - 1;
     atomic_init(&s->backlog_shared, 0);
     for (uint32_t i = 0; i < n_queues; i++) {
-        s->q[i].slots = calloc(cap, sizeof *s->q[i].slots);
+        s->q[i].slots = awafs_zalloc(cap * sizeof *s->q[i].slots);
         if (!s->q[i].slots) {
             awafs_sched_destroy(s);
             return NULL;
@@ -121,9 +120,9 @@ awafs_sched_destroy(struct awafs_sched *s)
 {
     if (s) {
         for (uint32_t i = 0; i < s->n_queues; i++) {
-            free(s->q[i].slots);
+            awafs_free(s->q[i].slots);
         }
-        free(s);
+        awafs_free(s);
     }
 }
 
@@ -423,8 +422,10 @@ uint32_t
 awafs_sched_backlog(const struct awafs_sched *s)
 {
     struct awafs_sched *rw = (struct awafs_sched *) s;
+    uint32_t backlog;
 
-    return atomic_load_explicit(&rw->backlog_shared, memory_order_relaxed);
+    awafs_atomic_read(&rw->backlog_shared, &backlog, memory_order_relaxed);
+    return backlog;
 }
 
 void
@@ -463,10 +464,16 @@ awafs_tb_init(struct awafs_tb *tb, uint64_t rate_bytes, uint64_t burst,
               uint64_t hz, uint64_t now)
 {
     tb->rate = rate_bytes;
-    tb->burst = burst;
+    tb->burst = burst < AWAFS_TB_MAX_BURST ? burst : AWAFS_TB_MAX_BURST;
     tb->hz = hz ? hz : 1;
-    tb->tokens = burst;
+    tb->tokens = tb->burst;
     tb->last = now;
+    /* Once per configuration, so floating point is fine here. */
+    tb->full_ticks = rate_bytes
+                     ? (uint64_t) ((double) tb->hz
+                                   * (tb->burst + AWAFS_TB_MAX_DEBT)
+                                   / rate_bytes) + 1
+                     : 0;
 }
 
 int64_t
@@ -478,7 +485,13 @@ awafs_tb_budget(struct awafs_tb *tb, uint64_t now)
         return INT64_MAX;
     }
     if (now > tb->last) {
-        added = (unsigned __int128) (now - tb->last) * tb->rate / tb->hz;
+        /* Past 'full_ticks' the bucket is full whatever its debt. */
+        uint64_t ticks = now - tb->last;
+
+        if (ticks > tb->full_ticks) {
+            ticks = tb->full_ticks;
+        }
+        added = ticks * tb->rate / tb->hz;
         /* Advance 'last' only when whole bytes were added, so slow rates
          * and frequent calls do not lose the fractions. */
         if (added) {

@@ -21,10 +21,10 @@
  * one slot, and a host that cycles through spoofed addresses gets at most
  * the table's buckets, never a fresh one per address. */
 
+#include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define ONE 1000000ULL          /* A completion, in bucket units (1e-6). */
@@ -54,7 +54,7 @@ awafs_srclimit_create(uint32_t n_slots, uint32_t rate, uint32_t burst,
         return NULL;
     }
     n = awafs_pow2_at_least(n_slots);
-    l = calloc(1, sizeof *l + n * sizeof l->slots[0]);
+    l = awafs_zalloc(sizeof *l + n * sizeof l->slots[0]);
     if (l) {
         l->mask = n - 1;
         l->rate = rate;
@@ -70,7 +70,7 @@ awafs_srclimit_create(uint32_t n_slots, uint32_t rate, uint32_t burst,
 void
 awafs_srclimit_destroy(struct awafs_srclimit *l)
 {
-    free(l);
+    awafs_free(l);
 }
 
 bool

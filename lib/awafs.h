@@ -243,11 +243,18 @@ void awafs_sched_get_queue_stats(const struct awafs_sched *, unsigned int q,
  * datapath uses the TSC).  rate 0 means unlimited. */
 struct awafs_tb {
     uint64_t rate;          /* Bytes per second. */
-    uint64_t burst;         /* Bytes. */
+    uint64_t burst;         /* Bytes, at most AWAFS_TB_MAX_BURST. */
     uint64_t hz;
     int64_t tokens;         /* May go one packet below zero. */
     uint64_t last;
+    uint64_t full_ticks;    /* Ticks that refill any debt to 'burst'. */
 };
+
+/* Bounds that keep the refill's product ticks x rate within 64 bits (with
+ * 'hz' up to 8 GHz), with no 128-bit arithmetic, which 32-bit targets
+ * lack. */
+#define AWAFS_TB_MAX_BURST (1ULL << 30)
+#define AWAFS_TB_MAX_DEBT (1ULL << 20)
 
 void awafs_tb_init(struct awafs_tb *, uint64_t rate_bytes, uint64_t burst,
                    uint64_t hz, uint64_t now);

@@ -1,13 +1,15 @@
 """Open vSwitch's own tests for the code the patch series touches: the
 userspace datapath (send path, PMD loop, tx steering), QoS queues, the
 NXST_AWAFS printing and set_queue's priorities, and the version every
-program reports (unixctl, C and Python).  The
-DPDK QoS tests of OVS (system-dpdk.at) need a physical NIC or vhost peers,
-so the awafs type itself is covered by test_datapath.py.  docs/testing.md
-lists the keywords."""
+program reports (unixctl, C and Python); and the series' own tests of the
+awafs type in OVS's DPDK testsuite (system-dpdk.at, on net_null ports).
+docs/testing.md lists the keywords."""
 
+import os
 import re
 import subprocess
+
+import pytest
 
 from conftest import BUILD
 
@@ -26,3 +28,22 @@ def test_ovs_testsuite_for_patched_areas():
     assert proc.returncode == 0, text[-3000:]
     m = re.search(r"All (\d+) tests were successful", text)
     assert m and int(m.group(1)) >= 50, text[-3000:]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (hugepages)")
+def test_ovs_dpdk_testsuite_for_awafs():
+    """OVS's DPDK testsuite starts its own ovs-vswitchd with DPDK, one test
+    at a time; it needs hugepages."""
+    from testbed.ovs_sandbox import ensure_hugepages
+
+    ensure_hugepages()
+    log = BUILD / "ovs-dpdk-testsuite.log"
+    with open(log, "w") as out:
+        proc = subprocess.run(["make", "-C", str(BUILD / "ovs"), "check-dpdk",
+                               "TESTSUITEFLAGS=-k awafs"],
+                              stdout=out, stderr=subprocess.STDOUT,
+                              timeout=900)
+    text = log.read_text()
+    assert proc.returncode == 0, text[-3000:]
+    m = re.search(r"All (\d+) tests were successful", text)
+    assert m and int(m.group(1)) >= 3, text[-3000:]

@@ -392,6 +392,16 @@ test_token_bucket(void **state)
     assert_true(awafs_tb_allows(&tb, 100000000, 1500));
     assert_false(awafs_tb_allows(&tb, 100000000, 1501));
     /* Unlimited. */
+    /* 400 Gbit/s, a 3 GHz clock, in debt, then idle for years: the refill
+     * stays within 64 bits (no 128-bit arithmetic) and fills the bucket. */
+    awafs_tb_init(&tb, 50000000000ULL, 2500000, 3000000000ULL, 0);
+    awafs_tb_consume(&tb, 2600000);
+    assert_int_equal(awafs_tb_budget(&tb, 1), -100000 + 16);
+    assert_int_equal(awafs_tb_budget(&tb, 1000000000000000000ULL), 2500000);
+    /* A burst too large to keep that product in range is bounded. */
+    awafs_tb_init(&tb, 1000, UINT64_MAX, 1000, 0);
+    assert_int_equal(awafs_tb_budget(&tb, 0), AWAFS_TB_MAX_BURST);
+
     awafs_tb_init(&tb, 0, 0, 1000, 0);
     assert_int_equal(awafs_tb_budget(&tb, 5), INT64_MAX);
     assert_true(awafs_tb_allows(&tb, 5, UINT64_MAX / 2));
