@@ -13,14 +13,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # dpdk-testpmd); compilers and test tools for the core (gcc-multilib: the
 # core's 32-bit build check); the Redis and
 # memcached client libraries the message-boundary tests use; matplotlib for
-# the demo's plot; Mininet (its Python API builds the testbeds); Chromium,
+# the demo's plot; SciPy for Karuna's thresholds (sim/karuna_thresholds.py); Mininet (its Python API builds the testbeds); Chromium,
 # its WebDriver and selenium for the controller dashboard's browser test.
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
 libnuma-dev libpcap-dev libunbound-dev libxdp1 libbpf1
 python3 python3-venv python3-pip python3-redis python3-pymemcache
-python3-matplotlib mininet
+python3-matplotlib python3-scipy mininet
 chromium chromium-driver python3-selenium
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
 gcc-multilib
