@@ -48,6 +48,7 @@ dpdk-testpmd:dpdk-dev    # the guest of vhost-user tests (testbed/vhost.py)
 dpkg-deb:dpkg
 dpkg-query:dpkg
 ethtool:ethtool
+gcc:gcc                 # -m32 needs gcc-multilib (packages above)
 grep:grep
 ip:iproute2             # also by hand: awafs-host per-segment runs it
 iperf3:iperf3
