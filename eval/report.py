@@ -200,7 +200,9 @@ def tardy_factors(rows):
                        if a and b and b["mean_ms"] else float("nan"))
                 exp = (f"{model[scheme, cls]:.2f}" if model
                        else "unstable")
-                cells.append(f"{got:.2f} / {exp}")
+                # No short flow of that class in a run: nothing measured.
+                cells.append(f"{'–' if got != got else f'{got:.2f}'} / "
+                             f"{exp}")
         out.append(f"| {wl} | {load} | {w:.3f} | " + " | ".join(cells) +
                    " |")
     return "\n".join(out)
