@@ -18,10 +18,9 @@ PNG plots beside them:
   timeout; hetero also per workload of the host pair;
 - tardy (seed 004): per workload and load, mean and p99 FCT of short flows
   (<= 100 kB) that lost a packet (tardy: the server's TCP sent some of the
-  response again)
-  and of the others, TFS and TFS+ against AWAFS alone, beside the factors
-  of improvement of the letter's model (sim/tfs_model.py) at the loss the
-  run measured.
+  response again) and of the others, TFS and TFS+ against AWAFS alone,
+  beside the factors of improvement of the letter's model
+  (sim/tfs_model.py) at the loss the run measured.
 """
 
 import argparse
@@ -89,16 +88,21 @@ def base_row(exp, run, **extra):
             "scheme": m["scheme"], **run.port_totals(), **extra}
 
 
+def flow_stats(flows):
+    """The summary columns of a class of flows: count, mean and p99 FCT,
+    mean slowdown, flows that had a retransmission timeout."""
+    fct = [int(r["fct_us"]) / 1000 for r in flows]
+    return {"flows": len(flows), "mean_ms": mean(fct), "p99_ms": p99(fct),
+            "slowdown": mean([float(r["slowdown"]) for r in flows]),
+            "timeout_flows": sum(int(r["timeouts"]) > 0 for r in flows)}
+
+
 def class_rows(exp, run, flows, **extra):
     rows = []
     for cls, lo, hi in CLASSES:
         sel = [r for r in flows if lo < int(r["size"]) <= hi]
-        fct = [int(r["fct_us"]) / 1000 for r in sel]
-        rows.append(base_row(exp, run, **extra, **{
-            "class": cls, "flows": len(sel), "mean_ms": mean(fct),
-            "p99_ms": p99(fct),
-            "slowdown": mean([float(r["slowdown"]) for r in sel]),
-            "timeout_flows": sum(int(r["timeouts"]) > 0 for r in sel)}))
+        rows.append(base_row(exp, run, **extra, **{"class": cls},
+                             **flow_stats(sel)))
     return rows
 
 
@@ -159,15 +163,11 @@ def tardy_rows(runs):
     rows = []
     for run in runs:
         short = [r for r in run.flows if int(r["size"]) <= TARDY_SHORT]
+        share = tardy_share(run.flows)
         for cls, lost in (("short-tardy", True), ("short-normal", False)):
             sel = [r for r in short if tardy(r) == lost]
-            fct = [int(r["fct_us"]) / 1000 for r in sel]
-            rows.append(base_row("tardy", run, **{
-                "class": cls, "flows": len(sel), "mean_ms": mean(fct),
-                "p99_ms": p99(fct),
-                "slowdown": mean([float(r["slowdown"]) for r in sel]),
-                "timeout_flows": sum(int(r["timeouts"]) > 0 for r in sel),
-                "tardy_share": tardy_share(run.flows)}))
+            rows.append(base_row("tardy", run, **{"class": cls},
+                                 **flow_stats(sel), tardy_share=share))
     return rows
 
 
@@ -188,7 +188,7 @@ def tardy_factors(rows):
         try:
             model = tfs_model.factors(
                 load_cdf(workloads_dir() / f"{wl}.cdf"), load / 100, w,
-                TARDY_SHORT) if load / 100 / (1 - w) < 1 else None
+                TARDY_SHORT) if tfs_model.stable(load / 100, w) else None
         except (OSError, ValueError, ZeroDivisionError):
             model = None
         cells = []

@@ -25,6 +25,9 @@
  * unit tests, fuzzers and benchmarks of the AWAFS repository) it is plain
  * C11.  Each source file includes this header first. */
 
+/* What the ring aligns its producers' and consumer's fields to. */
+#define AWAFS_CACHE_LINE 64
+
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #include "ovs-atomic.h"
@@ -52,8 +55,6 @@
 #define awafs_atomic_add(RMW, ARG, ORIG, ORDER) \
     (*(ORIG) = atomic_fetch_add_explicit(RMW, ARG, ORDER))
 
-#define AWAFS_CACHE_LINE 64
-
 #define awafs_zalloc(SIZE) calloc(1, SIZE)
 #define awafs_free(P) free(P)
 #define awafs_free_cacheline(P) free(P)
@@ -62,7 +63,8 @@ static inline void *
 awafs_zalloc_cacheline(size_t size)
 {
     /* aligned_alloc() wants a multiple of the alignment. */
-    size_t n = (size + AWAFS_CACHE_LINE - 1) & ~(size_t) (AWAFS_CACHE_LINE - 1);
+    size_t n = (size + AWAFS_CACHE_LINE - 1)
+               & ~(size_t) (AWAFS_CACHE_LINE - 1);
     void *p = aligned_alloc(AWAFS_CACHE_LINE, n);
 
     if (p) {
@@ -72,8 +74,8 @@ awafs_zalloc_cacheline(size_t size)
 }
 #endif  /* !HAVE_CONFIG_H */
 
-/* The same in both: OVS's ovs-atomic.h takes the names of C11 for these. */
-/* atomic_init(), atomic_store_explicit(),
+/* The same in both, as OVS's ovs-atomic.h takes C11's names for them:
+ * atomic_init(), atomic_store_explicit(),
  * atomic_compare_exchange_weak_explicit() and the memory_order_* values. */
 
 #endif /* awafs-compat.h */

@@ -83,7 +83,7 @@ struct flow_entry {
                                  * write: PSH, and shorter than 'full'. */
     bool whole : 1;             /* The switch saw the message's first byte:
                                  * after the SYN or the previous message. */
-    bool tardy : 1;             /* Retransmitted since its SYN. */
+    bool tardy : 1;             /* Its message sent data again. */
     uint8_t queue : 3;          /* Lowest-priority queue the message used. */
     uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */

@@ -30,9 +30,6 @@
 #include "awafs-private.h"
 
 #include <stdalign.h>
-#include <string.h>
-
-#define CACHE_LINE 64
 
 struct ring_slot {
     AWAFS_ATOMIC(uint64_t) seq;
@@ -42,10 +39,10 @@ struct ring_slot {
 
 struct awafs_ring {
     uint64_t mask;
-    alignas(CACHE_LINE) AWAFS_ATOMIC(uint64_t) head;    /* Producers. */
+    alignas(AWAFS_CACHE_LINE) AWAFS_ATOMIC(uint64_t) head;  /* Producers. */
     AWAFS_ATOMIC(uint64_t) dropped;
-    alignas(CACHE_LINE) uint64_t tail;              /* Consumer only. */
-    alignas(CACHE_LINE) struct ring_slot slots[];
+    alignas(AWAFS_CACHE_LINE) uint64_t tail;    /* Consumer only. */
+    alignas(AWAFS_CACHE_LINE) struct ring_slot slots[];
 };
 
 size_t

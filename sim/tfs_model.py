@@ -140,10 +140,20 @@ def factors(points, load, loss=0.1, s_l=100e3, eta=1):
     return out
 
 
+def baseline_load(load, loss):
+    """The load of the baseline's one queue: retransmissions raise it to
+    rho / (1 - w)."""
+    return load / (1 - loss)
+
+
+def stable(load, loss):
+    return baseline_load(load, loss) < 1
+
+
 def limit_factors(points, load, loss, s_l, eta, eps=1e-9):
     """factors(), or its limit as the load approaches 'load' from below when
     the baseline is unstable there (rho / (1 - w) = 1)."""
-    if load / (1 - loss) < 1:
+    if stable(load, loss):
         return factors(points, load, loss, s_l, eta)
     return factors(points, (1 - loss) * (1 - eps), loss, s_l, eta)
 
@@ -170,7 +180,7 @@ def main():
         for load in (float(x) for x in args.loads.split(",")):
             if not 0 < load < 1:
                 ap.error(f"load {load} is not in (0, 1)")
-            if load / (1 - args.loss) > 1:
+            if baseline_load(load, args.loss) > 1:
                 print(f"{path.stem:8} {load:4.2f}  unstable "
                       f"(load / (1 - w) > 1)")
                 continue

@@ -2,8 +2,9 @@
 (testbed/flowbench.py, cubic without ECN) answer through an awafs port
 whose shallow buffer drops packets.  The switch's own count marks a flow
 tardy when one of its segments is sent again; the servers' TCP_INFO says
-which flows retransmitted.  Both must name the same flows: a flow is a
-message (a response on a persistent connection), not a connection."""
+which flows sent data again (retransmissions and tail loss probes).  Both
+must name the same flows: a flow is a message (a response on a persistent
+connection), not a connection."""
 
 import os
 
