@@ -87,14 +87,15 @@ $(CORE)/libawafs.a: $(CORE_OBJS)
 
 unit: $(UNIT_BINS)
 
-$(CORE)/tests/%: tests/unit/%.c tests/unit/unit.h $(CORE)/libawafs.a
+$(CORE)/tests/%: tests/unit/%.c tests/unit/awafs-unit.h $(CORE)/libawafs.a
 	@mkdir -p $(@D)
 	$(CC) $(CORE_CFLAGS) -Itests/unit $< $(CORE)/libawafs.a -lcmocka -o $@
 
-$(CORE)/tests/test-ofp: tests/unit/test-ofp.c $(OFPEXT_FILES)
+$(CORE)/tests/test-ofp: tests/unit/test-ofp.c tests/unit/awafs-unit.h \
+		$(OFPEXT_FILES)
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) -Iofproto-ext $< ofproto-ext/awafs-ofp.c -lcmocka \
-		-o $@
+	$(CC) $(CORE_CFLAGS) -Itests/unit -Iofproto-ext $< \
+		ofproto-ext/awafs-ofp.c -lcmocka -o $@
 
 $(BIN)/awafs-sim: sim/awafs-sim.c $(CORE)/libawafs.a
 	@mkdir -p $(@D)
@@ -163,6 +164,7 @@ $(OVS)/.configured: | $(OVS)/.patched
 	@touch $@
 
 # The core and ofproto-ext/ are compiled by OVS through symlinks in its lib/,
+# the core's unit tests (as ovstest commands) through symlinks in its tests/,
 # so editing them is an ordinary incremental rebuild.
 ovs: $(OVS)/.patched $(OVS)/.configured
 	@for f in $(CORE_SRCS) $(CORE_HDRS); do \
@@ -170,6 +172,11 @@ ovs: $(OVS)/.patched $(OVS)/.configured
 	done
 	@for f in $(OFPEXT_FILES); do \
 		ln -sf $(CURDIR)/$$f $(OVS)/lib/$$(basename $$f); \
+	done
+	@ln -sf $(CURDIR)/tests/unit/awafs-unit.h $(OVS)/tests/awafs-unit.h
+	@for f in $(UNIT_SRCS); do \
+		ln -sf $(CURDIR)/$$f \
+			$(OVS)/tests/test-awafs-$${f#tests/unit/test-}; \
 	done
 	@echo "make -C $(OVS) -j$(JOBS) (log: $(B)/ovs-build.log)"
 	@$(MAKE) -C $(OVS) -j$(JOBS) > $(B)/ovs-build.log 2>&1 || \

@@ -1,6 +1,7 @@
 /* awafs-host: makes the TCP connections of a cgroup report AWAFS headers.
  *
  *   awafs-host attach --cgroup PATH [--coalesce-us N] [--records] [--cc NAME]
+ *                     [--karuna]
  *   awafs-host detach --cgroup PATH
  *   awafs-host status [--cgroup PATH]
  *   awafs-host per-segment IFACE on|off
@@ -13,7 +14,9 @@
  * (and its descendants) then send the option on every data segment, and
  * report each message's size when it ends (host-agent/README.md: MSG_EOR
  * records, or the turnaround and --coalesce-us rules).  'status' prints the
- * counters and the sizes reported, as a log2 histogram.
+ * counters and the sizes reported, as a log2 histogram.  With --karuna,
+ * each socket's mark is its Karuna word (deadline and size, see
+ * host-agent/README.md) and rides in the option too.
  *
  * 'per-segment' sets the GSO segment limit of IFACE to 1 (on) or back to
  * the kernel default (off), so that every segment gets its own option.
@@ -52,7 +55,7 @@
 static const char *const counter_names[] = {
     "connections", "messages", "options", "completions", "no-space",
     "retransmits", "errors", "end-record", "end-turnaround", "end-idle",
-    "end-fin", "lost",
+    "end-fin", "lost", "karuna", "mark-not-tcp",
 };
 #define N_SIZE_BUCKETS 33       /* As in awafs_sockops.bpf.c. */
 /* Default coalescing time: see host-agent/README.md for the measurements. */
@@ -63,7 +66,7 @@ static void
 usage(FILE *f)
 {
     fprintf(f, "usage: awafs-host attach --cgroup PATH [--coalesce-us N] "
-               "[--records] [--cc NAME]\n"
+               "[--records] [--cc NAME] [--karuna]\n"
                "       awafs-host detach --cgroup PATH\n"
                "       awafs-host status [--cgroup PATH]\n"
                "       awafs-host per-segment IFACE on|off\n"
@@ -122,7 +125,8 @@ ensure_bpffs(void)
 static void
 unlink_pins(const char *dir)
 {
-    static const char *const pins[] = { "link", "counters", "sizes" };
+    static const char *const pins[] = { "link", "link-setsockopt",
+                                        "counters", "sizes" };
     char pin[PATH_MAX + 16];
 
     for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
@@ -133,11 +137,11 @@ unlink_pins(const char *dir)
 
 static int
 cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
-           const char *cc)
+           const char *cc, int karuna)
 {
     char dir[PATH_MAX], pin[PATH_MAX + 16];
+    struct bpf_link *link, *mark_link = NULL;
     struct awafs_sockops *skel;
-    struct bpf_link *link;
     int cgfd, err;
 
     if (pin_dir(cgroup, dir, sizeof dir) || ensure_bpffs()) {
@@ -157,6 +161,7 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
     }
     skel->rodata->coalesce_ns = (unsigned long long) coalesce_us * 1000;
     skel->rodata->records_only = records;
+    skel->rodata->karuna_mark = karuna;
     if (cc) {
         if (strlen(cc) >= sizeof skel->rodata->cc_name) {
             awafs_sockops__destroy(skel);
@@ -173,9 +178,14 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
                     "sock_ops header options or sk_storage?)%s", "", -err);
     }
     link = bpf_program__attach_cgroup(skel->progs.awafs_sockops, cgfd);
+    if (link && karuna) {
+        mark_link = bpf_program__attach_cgroup(skel->progs.awafs_setsockopt,
+                                               cgfd);
+    }
     close(cgfd);
-    if (!link) {
+    if (!link || (karuna && !mark_link)) {
         err = errno;
+        bpf_link__destroy(link);
         awafs_sockops__destroy(skel);
         return fail("cannot attach to %s", cgroup, err);
     }
@@ -183,11 +193,16 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
     if (mkdir(dir, 0700)) {
         err = errno;
         bpf_link__destroy(link);
+        bpf_link__destroy(mark_link);
         awafs_sockops__destroy(skel);
         return fail("%s", dir, err);
     }
     snprintf(pin, sizeof pin, "%s/link", dir);
     err = bpf_link__pin(link, pin);
+    if (!err && mark_link) {
+        snprintf(pin, sizeof pin, "%s/link-setsockopt", dir);
+        err = bpf_link__pin(mark_link, pin);
+    }
     if (!err) {
         snprintf(pin, sizeof pin, "%s/counters", dir);
         err = bpf_map__pin(skel->maps.counters, pin);
@@ -200,15 +215,17 @@ cmd_attach(const char *cgroup, unsigned long coalesce_us, int records,
         unlink_pins(dir);
         rmdir(dir);
         bpf_link__destroy(link);
+        bpf_link__destroy(mark_link);
         awafs_sockops__destroy(skel);
         return fail("cannot pin under %s", dir, -err);
     }
-    printf("awafs-host: attached to %s (messages: %s, coalesce %lu us%s%s),"
-           " pinned in %s\n", cgroup,
+    printf("awafs-host: attached to %s (messages: %s, coalesce %lu us%s%s%s"
+           "), pinned in %s\n", cgroup,
            records ? "MSG_EOR records" : "MSG_EOR, turnaround, coalescing",
            coalesce_us, cc ? ", congestion control " : "", cc ? cc : "",
-           dir);
-    bpf_link__destroy(link);    /* The pin keeps it attached. */
+           karuna ? ", Karuna marks" : "", dir);
+    bpf_link__destroy(link);    /* The pins keep them attached. */
+    bpf_link__destroy(mark_link);
     awafs_sockops__destroy(skel);
     return 0;
 }
@@ -483,6 +500,7 @@ main(int argc, char *argv[])
         { "cgroup", required_argument, NULL, 'c' },
         { "coalesce-us", required_argument, NULL, 'i' },
         { "records", no_argument, NULL, 'r' },
+        { "karuna", no_argument, NULL, 'k' },
         { "cc", required_argument, NULL, 'C' },
         { "system", no_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
@@ -490,7 +508,7 @@ main(int argc, char *argv[])
     };
     const char *cmd, *cgroup = NULL, *cc = NULL;
     unsigned long coalesce_us = COALESCE_US_DEFAULT;
-    int system_wide = 0, records = 0;
+    int system_wide = 0, records = 0, karuna = 0;
     char *end;
     int opt;
 
@@ -519,6 +537,9 @@ main(int argc, char *argv[])
         case 'r':
             records = 1;
             break;
+        case 'k':
+            karuna = 1;
+            break;
         case 's':
             system_wide = 1;
             break;
@@ -538,7 +559,7 @@ main(int argc, char *argv[])
         libbpf_set_print(NULL);     /* Our messages say what failed. */
     }
     if (!strcmp(cmd, "attach") && cgroup) {
-        return cmd_attach(cgroup, coalesce_us, records, cc);
+        return cmd_attach(cgroup, coalesce_us, records, cc, karuna);
     } else if (!strcmp(cmd, "detach") && cgroup) {
         return cmd_detach(cgroup);
     } else if (!strcmp(cmd, "status")) {

@@ -34,6 +34,13 @@
  *
  * Retransmissions carry their offset, never a completion.
  *
+ * Karuna (seed 003): with 'karuna_mark' (awafs-host attach --karuna), the
+ * socket's mark, as a Karuna-aware application sets it (SO_MARK: deadline
+ * in ms << 20 | size in KB, host-agent/README.md), rides in the option as
+ * its Karuna word on every segment that carries the option, unless it is 0.
+ * The cgroup's setsockopt program counts marks set on sockets that are not
+ * TCP, which no switch will see ('mark-not-tcp').
+ *
  * Space: HDR_OPT_LEN reserves the option's length before the header exists;
  * WRITE_HDR_OPT writes it.  When TCP computes its MSS (no segment) the
  * largest form is reserved, so that a full-sized segment still fits the MTU:
@@ -51,7 +58,8 @@
 #define OPT_LEN 8               /* bytes-sent */
 #define OPT_COMPLETED 4         /* + this message's size */
 #define OPT_PREVIOUS 8          /* + previous message's size and end */
-#define OPT_LEN_MAX (OPT_LEN + OPT_COMPLETED + OPT_PREVIOUS)
+#define OPT_KARUNA 4            /* + the Karuna word */
+#define OPT_LEN_MAX (OPT_LEN + OPT_COMPLETED + OPT_PREVIOUS + OPT_KARUNA)
 #define COMPLETED_BIT 0x80000000u
 #define SENT_MAX 0x7fffffffu
 #define TCPHDR_FIN 0x01
@@ -59,6 +67,9 @@
 #define ENOSPC 28
 #define N_SIZE_BUCKETS 33       /* log2 buckets: [2^(i-1), 2^i). */
 
+#define SOL_SOCKET 1
+#define SO_MARK 36
+#define IPPROTO_TCP 6
 #define SOL_TCP 6
 #define TCP_CONGESTION 13
 #define CC_NAME_LEN 16
@@ -70,6 +81,8 @@ const volatile __u64 coalesce_ns = 10000 * 1000;
 /* Messages end only at MSG_EOR marks (and FIN) from the first byte of every
  * connection: the cgroup's applications mark their records. */
 const volatile __u8 records_only = 0;
+/* The socket's mark is its Karuna word. */
+const volatile __u8 karuna_mark = 0;
 /* Congestion control for the cgroup's connections, e.g. "awafs_dctcp";
  * empty: the system's. */
 const volatile char cc_name[CC_NAME_LEN] = "";
@@ -87,6 +100,8 @@ enum counter {
     C_END_IDLE,         /* ... by the coalescing time, */
     C_END_FIN,          /* ... by FIN. */
     C_LOST,             /* Completions that found no segment to ride on. */
+    C_KARUNA,           /* Options that carried a Karuna word. */
+    C_MARK_NOT_TCP,     /* SO_MARK set on a socket that is not TCP. */
     N_COUNTERS
 };
 
@@ -117,9 +132,11 @@ struct msg_state {
     __u8 pending;       /* prev_* not reported yet. */
     __u8 records;       /* The application marks records (MSG_EOR). */
     /* Decided in HDR_OPT_LEN for WRITE_HDR_OPT: */
-    __u8 opt_len;       /* 0 (no option), 8, 12, 16 or 20. */
+    __u8 opt_len;       /* 0 (no option), 8 to OPT_LEN_MAX. */
     __u8 retransmit;
+    __u8 w_completed, w_previous;
     __u32 w_sent, w_size, w_prev_size, w_prev_end;
+    __u32 w_karuna;     /* 0: none. */
 };
 
 struct {
@@ -188,7 +205,8 @@ reserve(struct bpf_sock_ops *skops)
 
     if (!skops->skb_data) {
         /* TCP is computing its MSS: room for the largest form. */
-        if (bpf_reserve_hdr_opt(skops, OPT_LEN_MAX, 0)) {
+        if (bpf_reserve_hdr_opt(skops, (karuna_mark ? OPT_LEN_MAX
+                                        : OPT_LEN_MAX - OPT_KARUNA), 0)) {
             count(C_NO_SPACE);
         }
         return 1;
@@ -208,6 +226,9 @@ reserve(struct bpf_sock_ops *skops)
     eor = BPF_CORE_READ_BITFIELD(cb, eor);
     now = bpf_ktime_get_ns();
     st->opt_len = 0;
+    st->w_completed = 0;
+    st->w_previous = 0;
+    st->w_karuna = karuna_mark ? sk->mark : 0;
     st->retransmit = (__s32) (seq - st->end) < 0;
 
     if (st->retransmit) {
@@ -256,6 +277,7 @@ reserve(struct bpf_sock_ops *skops)
             && (flags & (TCPHDR_PSH | TCPHDR_FIN))) {
             /* Ends here, exactly: the record's last byte or the FIN. */
             completes = 1;
+            st->w_completed = 1;
             st->w_size = end - st->start;
             st->open = 0;
             count(eor ? C_END_RECORD : C_END_FIN);
@@ -265,6 +287,7 @@ reserve(struct bpf_sock_ops *skops)
     if (st->pending) {
         /* This segment starts at the previous message's end. */
         st->opt_len = (st->opt_len ? st->opt_len : OPT_LEN) + OPT_PREVIOUS;
+        st->w_previous = 1;
         st->w_prev_size = st->prev_size;
         st->w_prev_end = st->prev_end;
         if (!len) {
@@ -275,6 +298,9 @@ reserve(struct bpf_sock_ops *skops)
         return 1;                   /* A pure ACK with nothing to report. */
     }
 out:
+    if (st->w_karuna) {
+        st->opt_len += OPT_KARUNA;
+    }
     if (bpf_reserve_hdr_opt(skops, st->opt_len, 0)) {
         count(C_NO_SPACE);
         st->opt_len = 0;
@@ -303,8 +329,8 @@ write(struct bpf_sock_ops *skops)
     if (len < OPT_LEN || len > OPT_LEN_MAX) {
         return 1;                   /* Bounds for the verifier. */
     }
-    completed = len == OPT_LEN + OPT_COMPLETED || len == OPT_LEN_MAX;
-    previous = len >= OPT_LEN + OPT_PREVIOUS;
+    completed = st->w_completed;
+    previous = st->w_previous;
     word = st->w_sent > SENT_MAX ? SENT_MAX : st->w_sent;
     opt[0] = AWAFS_KIND;
     opt[1] = len;
@@ -317,6 +343,16 @@ write(struct bpf_sock_ops *skops)
     if (previous) {
         *(__be32 *) &opt[off] = bpf_htonl(st->w_prev_size);
         *(__be32 *) &opt[off + 4] = bpf_htonl(st->w_prev_end);
+        off += OPT_PREVIOUS;
+    }
+    if (st->w_karuna) {
+        *(__be32 *) &opt[off] = bpf_htonl(st->w_karuna);
+        off += OPT_KARUNA;
+    }
+    if (off != len) {
+        count(C_ERRORS);            /* Reserved for another form. */
+        st->opt_len = 0;
+        return 1;
     }
     err = bpf_store_hdr_opt(skops, opt, len, 0);
     st->opt_len = 0;
@@ -333,6 +369,9 @@ write(struct bpf_sock_ops *skops)
     if (completed) {
         count(C_COMPLETIONS);
         bump(&sizes, size_bucket(st->w_size));
+    }
+    if (st->w_karuna) {
+        count(C_KARUNA);
     }
     if (previous) {
         st->pending = 0;
@@ -404,6 +443,20 @@ int awafs_sockops(struct bpf_sock_ops *skops)
     default:
         return 1;
     }
+}
+
+/* Counts SO_MARK on sockets that are not TCP (the option rides on TCP
+ * only); the call itself goes on unchanged. */
+SEC("cgroup/setsockopt")
+int awafs_setsockopt(struct bpf_sockopt *ctx)
+{
+    struct bpf_sock *sk = ctx->sk;
+
+    if (karuna_mark && ctx->level == SOL_SOCKET && ctx->optname == SO_MARK
+        && sk && sk->protocol != IPPROTO_TCP) {
+        count(C_MARK_NOT_TCP);
+    }
+    return 1;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -54,6 +54,19 @@
  * on the way looks the same as a retransmission: the switch keeps no
  * record of which sequence ranges it saw, only the highest.
  *
+ * Timeouts and aging (Karuna, seed 003): a segment that sends a message's
+ * data again after its flow was silent for at least 'rto_min_us' is a
+ * retransmission timeout.  A fast retransmit (or a tail loss probe) follows
+ * the flow's previous segment within about an RTT: the sender is still
+ * clocked by ACKs, while a timeout waits out a retransmission timer, never
+ * shorter than Linux's 200 ms minimum by default.  With aging on, a message
+ * ages at every kappa-th timeout, kappa uniform in [kappa_min, kappa_max]
+ * per flow (from its keyed hash): a message of known size is split again by
+ * what it has left to send (the caller, awafs_karuna_classify()); a message
+ * of unknown size restarts at the top of the sieve, its count from zero
+ * (again at its next kappa timeouts if it starves again), so that its size
+ * is no longer known and its end not reported (partial).
+ *
  * A lookup probes at most AWAFS_FLOWTAB_PROBES slots; when they are all
  * taken, the least recently seen of them is evicted (and counted), so the
  * table never grows and never allocates.  One thread at a time. */
@@ -70,6 +83,7 @@
  * 200 ms), which the next segment would continue the message after. */
 #define AWAFS_FLOWTAB_QUIET_US 1000000
 #define AWAFS_TCP_MAX_OPTIONS 40
+#define AWAFS_FLOWTAB_MAX_KAPPA 15
 
 /* A message's byte count saturates here (1 TB): 40 bits keep an entry in
  * one 64-byte cache line. */
@@ -87,6 +101,9 @@ struct flow_entry {
     uint8_t queue : 3;          /* Lowest-priority queue the message used. */
     uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */
+    uint8_t timeouts : 4;       /* Its message's timeouts, saturating. */
+    uint8_t type : 2;           /* Its message's enum awafs_flow_type. */
+    bool aged : 1;              /* Its message aged at least once. */
     uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()).
                                  * Not a sequence-number difference, which
                                  * wraps after 2^31 bytes. */
@@ -101,6 +118,9 @@ struct awafs_flowtab {
                                  * collide with a victim's. */
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
     uint64_t tardy_limit;       /* 0: tardy flows get no priority. */
+    int64_t rto_min_us;         /* Silence before a timeout. */
+    uint8_t kappa_min;          /* 0: no aging. */
+    uint8_t kappa_span;         /* kappa_max - kappa_min + 1. */
     struct awafs_flowtab_stats stats;
     struct flow_entry slots[];
 };
@@ -147,6 +167,7 @@ awafs_flowtab_create(uint32_t capacity, uint64_t seed)
     if (t) {
         t->mask = awafs_pow2_at_least(capacity) - 1;
         awafs_hash_key_init(t->hash_key, 10, seed);
+        t->rto_min_us = AWAFS_FLOWTAB_RTO_MIN_US;
     }
     return t;
 }
@@ -161,6 +182,20 @@ void
 awafs_flowtab_set_tardy(struct awafs_flowtab *t, uint64_t limit)
 {
     t->tardy_limit = limit;
+}
+
+bool
+awafs_flowtab_set_aging(struct awafs_flowtab *t, int64_t rto_min_us,
+                        unsigned int kappa_min, unsigned int kappa_max)
+{
+    if (rto_min_us <= 0 || kappa_min > kappa_max
+        || kappa_max > AWAFS_FLOWTAB_MAX_KAPPA || (kappa_max && !kappa_min)) {
+        return false;
+    }
+    t->rto_min_us = rto_min_us;
+    t->kappa_min = kappa_min;
+    t->kappa_span = kappa_max - kappa_min + 1;
+    return true;
 }
 
 void
@@ -199,6 +234,9 @@ take_message(struct awafs_flowtab *t, struct flow_entry *e)
     e->whole = true;            /* The next message starts at 'end'. */
     e->queue = 0;
     e->tardy = false;
+    e->timeouts = 0;
+    e->aged = false;
+    e->type = AWAFS_FLOW_UNKNOWN;
     if (!size) {
         return 0;
     }
@@ -216,20 +254,23 @@ static void
 end_message(struct awafs_flowtab *t, struct flow_entry *e,
             struct awafs_flow_result *r)
 {
+    enum awafs_flow_type type = e->type;
     uint64_t size = take_message(t, e);
 
     if (size) {
+        r->completed_type[r->n_completed] = type;
         r->completed[r->n_completed++] = size;
     }
 }
 
 static struct flow_entry *
 lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
-       bool *is_new)
+       uint32_t *hash, bool *is_new)
 {
     uint32_t h = hash_key(t, key);
     struct flow_entry *victim = NULL;
 
+    *hash = h;
     for (uint32_t i = 0; i < AWAFS_FLOWTAB_PROBES; i++) {
         struct flow_entry *e = &t->slots[(h + i) & t->mask];
 
@@ -259,6 +300,38 @@ lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     return victim;
 }
 
+/* Counts a retransmission timeout of the message of 'e', whose key hashes
+ * to 'hash', and ages the message at every kappa-th.  Returns true if that
+ * restarted the message's count (unknown size). */
+static bool
+timeout(struct awafs_flowtab *t, struct flow_entry *e, uint32_t hash)
+{
+    unsigned int kappa;
+
+    t->stats.timeouts++;
+    if (e->timeouts < 15) {
+        e->timeouts++;
+    }
+    if (!t->kappa_min || e->type == AWAFS_FLOW_DEADLINE) {
+        return false;
+    }
+    /* The high bits: the low ones chose the flow's slot. */
+    kappa = t->kappa_min + (hash >> 16) % t->kappa_span;
+    if (e->timeouts < kappa) {
+        return false;
+    }
+    e->timeouts = 0;
+    e->aged = true;
+    t->stats.aged_flows++;
+    if (e->type == AWAFS_FLOW_SIZED) {
+        return false;           /* Split again by its caller. */
+    }
+    set_msg_bytes(e, 0);
+    e->whole = false;
+    e->queue = 0;
+    return true;
+}
+
 /* Whether the message of 'e' ended before segment 'h': see the file's
  * comment. */
 static bool
@@ -285,9 +358,11 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
               int64_t now_us, int64_t idle_us, struct awafs_flow_result *r)
 {
     bool is_new;
-    struct flow_entry *e = lookup(t, key, &is_new);
+    uint32_t hash;
+    struct flow_entry *e = lookup(t, key, &hash, &is_new);
     uint32_t seq = h->seq;
     uint32_t end = seq + h->payload_len;
+    int64_t silent_us;
 
     r->n_completed = 0;
     if (is_new) {
@@ -297,6 +372,9 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->psh = false;
         e->whole = false;
         e->tardy = false;
+        e->timeouts = 0;
+        e->aged = false;
+        e->type = AWAFS_FLOW_UNKNOWN;
         e->queue = 0;
         e->full = 0;
         e->end = seq;
@@ -317,8 +395,12 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
             e->end = seq;
         }
     }
+    silent_us = now_us - e->last_us;
     e->last_us = now_us;
     e->ack = h->ack;
+    if (h->has_karuna && h->payload_len) {
+        e->type = awafs_karuna_type(h->karuna);
+    }
 
     if (h->tcp_flags & AWAFS_TCP_SYN) {
         /* The SYN takes one sequence number; data starts after it.  Its MSS
@@ -328,6 +410,8 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         set_msg_bytes(e, 0);
         e->whole = true;
         e->tardy = false;
+        e->timeouts = 0;
+        e->aged = false;
         e->queue = 0;
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
@@ -344,9 +428,15 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     /* Data of this message sent again makes it tardy; data of an earlier
      * message (a late retransmission after the message ended) does not. */
     if (h->payload_len && !is_new && (int32_t) (seq - e->end) < 0
-        && ofs + h->payload_len > 0 && !e->tardy) {
-        e->tardy = true;
-        t->stats.tardy_flows++;
+        && ofs + h->payload_len > 0) {
+        if (!e->tardy) {
+            e->tardy = true;
+            t->stats.tardy_flows++;
+        }
+        if (silent_us >= t->rto_min_us && timeout(t, e, hash)) {
+            /* Restarted: its count starts again after this segment. */
+            ofs = (int32_t) (seq - e->end);
+        }
     }
 
     if (ofs < 0) {
@@ -389,8 +479,12 @@ awafs_flowtab_update(struct awafs_flowtab *t,
 
     if (!e) {
         r->queue = 0;
+        r->type = AWAFS_FLOW_UNKNOWN;
+        r->aged = false;
         return;
     }
+    r->type = e->type;
+    r->aged = e->aged;
     if (e->tardy && r->bytes_sent < t->tardy_limit) {
         /* Above its message's queue on purpose: what it lost first. */
         t->stats.tardy_packets++;
@@ -414,7 +508,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
 
 size_t
 awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
-                    int64_t idle_us, uint64_t *sizes)
+                    int64_t idle_us, uint64_t *sizes, uint8_t *types)
 {
     int64_t quiet = idle_us > AWAFS_FLOWTAB_QUIET_US ? idle_us
                     : AWAFS_FLOWTAB_QUIET_US;
@@ -425,9 +519,13 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
 
         t->sweep = (t->sweep + 1) & t->mask;
         if (e->used && e->psh && now_us - e->last_us > quiet) {
+            enum awafs_flow_type type = e->type;
             uint64_t size = take_message(t, e);
 
             if (size) {
+                if (types) {
+                    types[n_sizes] = type;
+                }
                 sizes[n_sizes++] = size;
             }
         }

@@ -111,9 +111,8 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
             hdr->mss = rd16(opt + 2);
         } else if ((kind == AWAFS_OPT_KIND || kind == AWAFS_OPT_KIND_ALT)
             && len >= 4 && rd16(opt + 2) == AWAFS_OPT_EXID) {
+            size_t base, extra;
             uint32_t word;
-
-            size_t base;
 
             if (found || len < AWAFS_OPT_LEN) {
                 return AWAFS_PARSE_MALFORMED;
@@ -122,19 +121,27 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
             hdr->completed = (word & AWAFS_COMPLETED_BIT) != 0;
             hdr->bytes_sent = word & ~AWAFS_COMPLETED_BIT;
             /* 8 or 12 bytes by the completed bit, + 8 with a report of
-             * the previous message. */
+             * the previous message, + 4 with the Karuna word, last. */
             base = hdr->completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
-            if (len != base && len != base + AWAFS_OPT_PREV_LEN) {
+            extra = len - base;
+            if (len < base || (extra != 0 && extra != AWAFS_OPT_PREV_LEN
+                               && extra != AWAFS_OPT_KARUNA_LEN
+                               && extra != (AWAFS_OPT_PREV_LEN
+                                            + AWAFS_OPT_KARUNA_LEN))) {
                 return AWAFS_PARSE_MALFORMED;
             }
             hdr->flow_size = hdr->completed ? rd32(opt + 8) : 0;
             if (hdr->completed && hdr->flow_size < hdr->bytes_sent) {
                 return AWAFS_PARSE_MALFORMED;
             }
-            if (len != base) {
+            if (extra >= AWAFS_OPT_PREV_LEN) {
                 hdr->has_prev = true;
                 hdr->prev_size = rd32(opt + base);
                 hdr->prev_end = rd32(opt + base + 4);
+            }
+            if (extra % AWAFS_OPT_PREV_LEN) {
+                hdr->has_karuna = true;
+                hdr->karuna = rd32(opt + len - AWAFS_OPT_KARUNA_LEN);
             }
             found = true;
         }
@@ -242,6 +249,8 @@ awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
     hdr->prev_end = 0;
     hdr->completed = false;
     hdr->has_prev = false;
+    hdr->karuna = 0;
+    hdr->has_karuna = false;
     hdr->mss = 0;
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
@@ -308,6 +317,15 @@ awafs_opt_encode_prev(uint8_t *buf, uint64_t bytes_sent, bool completed,
                                                     : prev_size);
     wr32(buf + len + 4, prev_end);
     len += AWAFS_OPT_PREV_LEN;
+    buf[1] = len;
+    return len;
+}
+
+size_t
+awafs_opt_add_karuna(uint8_t *buf, size_t len, uint32_t word)
+{
+    wr32(buf + len, word);
+    len += AWAFS_OPT_KARUNA_LEN;
     buf[1] = len;
     return len;
 }

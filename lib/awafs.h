@@ -53,6 +53,7 @@
 #define AWAFS_OPT_LEN 8             /* Data segment. */
 #define AWAFS_OPT_LEN_COMPLETED 12  /* Segment that completes the flow. */
 #define AWAFS_OPT_PREV_LEN 8        /* Added by a previous message's report. */
+#define AWAFS_OPT_KARUNA_LEN 4      /* Added by the flow's Karuna word. */
 #define AWAFS_BYTES_SENT_MAX 0x7fffffffu  /* 31-bit field, saturates. */
 #define AWAFS_FLOW_SIZE_MAX 0xffffffffu   /* 32-bit field, saturates. */
 
@@ -62,8 +63,10 @@ struct awafs_hdr {
     uint32_t prev_size;     /* If 'has_prev': the size of the flow's previous
                              * message, which ended at TCP sequence number */
     uint32_t prev_end;      /* 'prev_end' (one past its last byte). */
+    uint32_t karuna;        /* If 'has_karuna': deadline and size (below). */
     bool completed;
     bool has_prev;
+    bool has_karuna;
     uint8_t ip_version;     /* 4 or 6; 0 if not IP. */
     uint8_t tcp_flags;      /* FIN, SYN, RST, ... (low 8 bits). */
     uint16_t l3_ofs;        /* Offset of the IP header, if ip_version. */
@@ -99,6 +102,45 @@ awafs_hdr_counts_prev(const struct awafs_hdr *h)
     return h->has_prev && h->seq == h->prev_end;
 }
 
+/* Karuna's flow types (seed 003), from the header's Karuna word, which is
+ * Karuna's socket mark: the deadline in ms in its top 12 bits (0: none), the
+ * flow's size in KB in its low 20 bits (0: unknown). */
+enum awafs_flow_type {
+    AWAFS_FLOW_UNKNOWN,         /* Type 3: sieved by bytes sent ({alpha}). */
+    AWAFS_FLOW_SIZED,           /* Type 2: split by its size ({beta}). */
+    AWAFS_FLOW_DEADLINE,        /* Type 1: the reserved top queue. */
+};
+
+#define AWAFS_KARUNA_DEADLINE_MAX 0xfffu        /* ms */
+#define AWAFS_KARUNA_SIZE_MAX 0xfffffu          /* KB */
+
+static inline uint32_t
+awafs_karuna_word(uint32_t deadline_ms, uint32_t size_kb)
+{
+    return deadline_ms << 20 | (size_kb & AWAFS_KARUNA_SIZE_MAX);
+}
+
+static inline uint32_t
+awafs_karuna_deadline_ms(uint32_t word)
+{
+    return word >> 20;
+}
+
+/* The size in bytes; 0 if unknown. */
+static inline uint64_t
+awafs_karuna_size(uint32_t word)
+{
+    return (uint64_t) (word & AWAFS_KARUNA_SIZE_MAX) * 1024;
+}
+
+static inline enum awafs_flow_type
+awafs_karuna_type(uint32_t word)
+{
+    return (awafs_karuna_deadline_ms(word) ? AWAFS_FLOW_DEADLINE
+            : awafs_karuna_size(word) ? AWAFS_FLOW_SIZED
+            : AWAFS_FLOW_UNKNOWN);
+}
+
 enum awafs_parse_result {
     AWAFS_PARSE_OK,           /* Header found and valid. */
     AWAFS_PARSE_NOT_TCP,      /* Not IPv4/IPv6 TCP: headerless. */
@@ -129,6 +171,11 @@ size_t awafs_opt_encode_prev(uint8_t *buf, uint64_t bytes_sent,
                              bool completed, uint64_t flow_size,
                              uint64_t prev_size, uint32_t prev_end);
 
+/* Appends the Karuna word 'word' to the option of 'len' bytes that 'buf'
+ * holds ('buf' has AWAFS_OPT_KARUNA_LEN more bytes).  Returns the new
+ * length. */
+size_t awafs_opt_add_karuna(uint8_t *buf, size_t len, uint32_t word);
+
 /* ---- Thresholds and the MLFQ classifier ---- */
 
 /* An immutable set of demotion thresholds.  thr[i] separates queue i from
@@ -157,6 +204,37 @@ awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
         q += b >= t->thr[i];
     }
     return q;
+}
+
+/* Karuna's queue (seed 003) for a flow of 'type': queue 0 is reserved for
+ * deadline flows; a flow of known 'size' goes to 1 + its queue by 'beta'
+ * for its size or, once aged ('by_remaining'), for what it has left to send;
+ * a flow of unknown size to 1 + its queue by 'bytes_sent' and 'alpha'.
+ * 'alpha' and 'beta' are sets for the queues below the reserved one.  A
+ * flow that has sent more than it said it would is of unknown size
+ * (awafs_karuna_oversize()). */
+static inline bool
+awafs_karuna_oversize(enum awafs_flow_type type, uint64_t size,
+                      uint64_t bytes_sent)
+{
+    return type == AWAFS_FLOW_SIZED && bytes_sent > size;
+}
+
+static inline unsigned int
+awafs_karuna_classify(const struct awafs_thresholds *alpha,
+                      const struct awafs_thresholds *beta,
+                      enum awafs_flow_type type, uint64_t size,
+                      uint64_t bytes_sent, bool by_remaining)
+{
+    if (type == AWAFS_FLOW_DEADLINE) {
+        return 0;
+    } else if (type == AWAFS_FLOW_SIZED
+               && !awafs_karuna_oversize(type, size, bytes_sent)) {
+        return 1 + awafs_classify(beta, (by_remaining ? size - bytes_sent
+                                         : size));
+    } else {
+        return 1 + awafs_classify(alpha, bytes_sent);
+    }
 }
 
 /* ---- Egress scheduler: strict-priority queues, shaping, ECN ---- */
@@ -334,6 +412,11 @@ struct awafs_flow_result {
                                  * one its message already used. */
     int n_completed;            /* Messages this segment ended (0-2). */
     uint64_t completed[2];      /* Their sizes. */
+    uint8_t completed_type[2];  /* Their enum awafs_flow_type. */
+    uint8_t type;               /* The current message's, from the header's
+                                 * Karuna word (unknown without one). */
+    bool aged;                  /* The current message aged (Karuna), at
+                                 * least once. */
 };
 
 struct awafs_flowtab_stats {
@@ -347,6 +430,8 @@ struct awafs_flowtab_stats {
                                  * segment's offset) would promote them. */
     uint64_t tardy_flows;       /* Flows that retransmitted. */
     uint64_t tardy_packets;     /* Their segments put in queue 0. */
+    uint64_t timeouts;          /* Retransmissions after a silence. */
+    uint64_t aged_flows;        /* Times messages aged by timeouts. */
 };
 
 struct awafs_flowtab;
@@ -364,6 +449,14 @@ size_t awafs_flowtab_memsize(uint32_t capacity);
  * their message has sent less than 'limit' bytes (TFS+), always with
  * UINT64_MAX (TFS), never with 0 (the default). */
 void awafs_flowtab_set_tardy(struct awafs_flowtab *, uint64_t limit);
+/* A retransmission after 'rto_min_us' of silence is a timeout (default
+ * AWAFS_FLOWTAB_RTO_MIN_US); a message ages at every kappa-th timeout, kappa
+ * uniform in [kappa_min, kappa_max] (at most 15) per flow; no aging with
+ * 0, 0 (the default).  False, changing nothing, if the values are not
+ * valid. */
+#define AWAFS_FLOWTAB_RTO_MIN_US 200000     /* Linux's TCP_RTO_MIN. */
+bool awafs_flowtab_set_aging(struct awafs_flowtab *, int64_t rto_min_us,
+                             unsigned int kappa_min, unsigned int kappa_max);
 void awafs_flowtab_get_stats(const struct awafs_flowtab *,
                              struct awafs_flowtab_stats *);
 
@@ -389,10 +482,11 @@ void awafs_flowtab_update(struct awafs_flowtab *,
                           struct awafs_flow_result *r);
 /* Checks the next 'n' entries for flows idle longer than 'idle_us' after a
  * PSH segment, and longer than a retransmission timeout, and ends their
- * messages; stores their sizes in 'sizes' (room for 'n') and returns how
- * many. */
+ * messages; stores their sizes in 'sizes' and, if nonnull, their types in
+ * 'types' (room for 'n' each) and returns how many. */
 size_t awafs_flowtab_sweep(struct awafs_flowtab *, uint32_t n,
-                           int64_t now_us, int64_t idle_us, uint64_t *sizes);
+                           int64_t now_us, int64_t idle_us, uint64_t *sizes,
+                           uint8_t *types);
 /* The 5-tuple of a frame that awafs_parse() found TCP in (l4_ofs set);
  * false otherwise. */
 bool awafs_flow_key_from_frame(const void *frame, size_t len,

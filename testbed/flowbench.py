@@ -13,12 +13,14 @@ PORT = 7000
 
 
 class FlowgenServer(Server):
-    def __init__(self, host, log, one_call, cgroup):
+    def __init__(self, host, log, one_call, cgroup, karuna=None):
         self.log = log
         super().__init__(host, [sys.executable, FLOWGEN, "server", "--addr",
                                 host.addr, "--port", str(PORT), "--log",
-                                str(log)] + (["--one-call"] if one_call
-                                             else []), PORT, cgroup)
+                                str(log)]
+                         + (["--one-call"] if one_call else [])
+                         + (["--karuna", karuna] if karuna else []),
+                         PORT, cgroup)
 
 
 def base_rtt_us(host, servers, per_flow=False):
@@ -32,13 +34,19 @@ def base_rtt_us(host, servers, per_flow=False):
 
 
 class FlowBench(SenderBed):
-    def __init__(self, one_call=False, transport="cubic"):
+    """'karuna': for each sender n1..n3, flowgen's --karuna ("size",
+    "deadline:MS" or None); the host agent then copies socket marks."""
+
+    def __init__(self, one_call=False, transport="cubic", karuna=None):
         self.one_call = one_call
-        super().__init__("flowbench", transport)
+        self.karuna = karuna or [None] * 3
+        super().__init__("flowbench", transport,
+                         agent_args=["--karuna"] if karuna else [])
 
     def start_servers(self):
         return [FlowgenServer(h, self.www / f"server-{h.index}.csv",
-                              self.one_call, self.cg) for h in self.senders]
+                              self.one_call, self.cg, k)
+                for h, k in zip(self.senders, self.karuna)]
 
     def measure(self, qos, phases, load, rate, seed=1, per_flow=False,
                 sample_s=0.5):

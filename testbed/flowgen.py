@@ -1,7 +1,8 @@
 """The project's traffic generator: flows of workload sizes over real TCP,
 with their completion times.
 
-    python3 flowgen.py server --addr A --port P [--one-call] --log CSV
+    python3 flowgen.py server --addr A --port P [--one-call]
+                              [--karuna deadline:MS|size] --log CSV
     python3 flowgen.py client --server A:P [--server ...]
                               --phase CDF:N [--phase CDF:N ...]
                               --load BPS --rate BPS [--seed S]
@@ -34,6 +35,12 @@ The base RTT is the smallest FCT of 20 one-byte flows: 'probe' prints it
 first.  The probes are flows too: a switch that learns from completions
 learns them, so a bed measures them before it configures the switch.
 
+Server, --karuna: a Karuna-aware application (seed 003).  Before each
+response it sets its socket's mark (SO_MARK) to the response's Karuna word,
+which the host agent (attach --karuna) copies into the AWAFS option:
+"size" says the response's size (a type-2 flow), "deadline:MS" a deadline
+of MS ms and the size (type 1).  Without it the mark stays 0 (type 3).
+
 Server: per flow, the TCP_INFO counters of its connection from the
 response's first write until the next request or the close (when the
 client has it all): segments retransmitted and retransmission timeouts
@@ -64,6 +71,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from testbed.workload import inverse_cdf, load_cdf  # noqa: E402
 
 REQ = struct.Struct("!QQ")
+SO_MARK = 36                    # socket.SO_MARK, absent before Python 3.12.
+KARUNA_DEADLINE_MAX_MS = 0xfff
+KARUNA_SIZE_MAX_KB = 0xfffff
 TCP_INFO_LEN = 248
 # struct tcp_info offsets (linux/tcp.h): tcpi_total_retrans, tcpi_bytes_sent
 # (Linux 4.19 and later), tcpi_total_rto (Linux 6.7 and later; 0 before).
@@ -95,9 +105,35 @@ def tcp_counters(sock):
     return retrans, rto, sent
 
 
+def karuna_mark(deadline_ms, size_bytes):
+    """The socket mark that tells Karuna's switch a flow's deadline (0:
+    none) and size (0: unknown), as Karuna's mark does: 12 bits of
+    deadline in ms, 20 bits of size in KB, rounded up
+    (host-agent/README.md, "Karuna")."""
+    size_kb = -(-size_bytes // 1024)
+    if not 0 <= deadline_ms <= KARUNA_DEADLINE_MAX_MS:
+        raise ValueError(f"deadline {deadline_ms} ms: 0 to "
+                         f"{KARUNA_DEADLINE_MAX_MS}")
+    if not 0 <= size_kb <= KARUNA_SIZE_MAX_KB:
+        raise ValueError(f"size {size_bytes} bytes: at most "
+                         f"{KARUNA_SIZE_MAX_KB} KB")
+    return deadline_ms << 20 | size_kb
+
+
+def karuna_spec(spec):
+    """--karuna's value: the deadline in ms ("deadline:MS") or 0 ("size")."""
+    if spec == "size":
+        return 0
+    kind, _, ms = spec.partition(":")
+    if kind != "deadline" or not ms.isdigit() or not 0 < int(ms) <= 0xfff:
+        raise argparse.ArgumentTypeError(
+            f'"{spec}": "size" or "deadline:MS", MS from 1 to 4095')
+    return int(ms)
+
+
 # ---- server -----------------------------------------------------------
 
-async def serve_connection(reader, writer, one_call, log):
+async def serve_connection(reader, writer, one_call, karuna, log):
     sock = writer.get_extra_info("socket")
     body_cache = {}
     pending = None              # (flow id, bytes, counters at its start)
@@ -121,6 +157,9 @@ async def serve_connection(reader, writer, one_call, log):
             body = body_cache.get(size) or body_cache.setdefault(
                 size, b"b" * size)
             header = REQ.pack(flow, size)
+            if karuna is not None:
+                sock.setsockopt(socket.SOL_SOCKET, SO_MARK,
+                                karuna_mark(karuna, REQ.size + size))
             if one_call:
                 writer.write(header + body)
             else:
@@ -138,7 +177,8 @@ async def server_main(args):
         log = csv.writer(f)
         log.writerow(["id", "retransmits", "timeouts", "resent_bytes"])
         srv = await asyncio.start_server(
-            lambda r, w: serve_connection(r, w, args.one_call, log),
+            lambda r, w: serve_connection(r, w, args.one_call, args.karuna,
+                                          log),
             args.addr, args.port, backlog=1024)
         async with srv:
             await srv.serve_forever()
@@ -259,6 +299,7 @@ def main(argv):
     s.add_argument("--addr", required=True)
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--one-call", action="store_true")
+    s.add_argument("--karuna", type=karuna_spec)
     s.add_argument("--log", required=True)
     c = sub.add_parser("client")
     c.add_argument("--server", action="append", required=True)

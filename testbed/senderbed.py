@@ -45,10 +45,12 @@ class AgentBed:
     in one cgroup with the host agent attached.  With transport 'dctcp',
     awafs_dctcp is registered (unless it was), selected for the cgroup, and
     made the default in the namespaces of the hosts receiving() returns, so
-    that their SYNs ask for ECN.  Subclasses say which hosts receive and
+    that their SYNs ask for ECN.  'agent_args': more arguments of
+    'awafs-host attach' (--karuna).  Subclasses say which hosts receive and
     start the servers (start_servers())."""
 
-    def __init__(self, name, topo, transport="cubic", static_arp=False):
+    def __init__(self, name, topo, transport="cubic", static_arp=False,
+                 agent_args=()):
         if transport not in TRANSPORTS:
             raise ValueError(f"transport {transport}: one of {TRANSPORTS}")
         self.transport = transport
@@ -69,7 +71,8 @@ class AgentBed:
                     h.run(AGENT, "dctcp", "register", "--system")
                 cc = ["--cc", "awafs_dctcp"]
             self.cg = Cgroup(f"awafs-{name}")
-            agent("attach", "--cgroup", str(self.cg.path), *cc)
+            agent("attach", "--cgroup", str(self.cg.path), *cc,
+                  *agent_args)
             self.servers = self.start_servers()
         except BaseException:
             self.close()
@@ -98,9 +101,9 @@ class SenderBed(AgentBed):
     """n0 (receiver) and n1..n3 (senders) on switch br0.  Subclasses start
     the servers (start_servers())."""
 
-    def __init__(self, name, transport="cubic"):
+    def __init__(self, name, transport="cubic", agent_args=()):
         super().__init__(name, StarTopo(names=["n0", "n1", "n2", "n3"]),
-                         transport)
+                         transport, agent_args=agent_args)
 
     @property
     def receiver(self):
@@ -135,7 +138,8 @@ def run_clients(sb, qos_by_port, clients, sample_s):
     {"dropped": packets dropped, "sent": packets sent, "ecn_marks": packets
     marked CE, "held_down": segments kept in their message's queue,
     "tardy_flows" and "tardy_packets": messages that retransmitted and
-    their segments sent to queue 0 (trust=switch|verify)}."""
+    their segments sent to queue 0 (trust=switch|verify), "details" and
+    "queues": all of qos/show}."""
     for port, qos in qos_by_port.items():
         sb.set_awafs(port, **qos)
         _, details, _ = sb.qos_show(port)
@@ -151,6 +155,9 @@ def run_clients(sb, qos_by_port, clients, sample_s):
             series.append((time.monotonic() - t0, [
                 int(v) for v in details["current-thresholds"].split(",")]))
         time.sleep(sample_s)
+    # The reports that ride on the connections' last segments (FIN) reach
+    # the windows at the next recalculation.
+    time.sleep(0.5)
     stats = {}
     for port in qos_by_port:
         _, details, queues = sb.qos_show(port)
@@ -163,7 +170,8 @@ def run_clients(sb, qos_by_port, clients, sample_s):
                                                     0)),
                        "tardy_flows": int(details.get("tardy-flows", 0)),
                        "tardy_packets": int(details.get("tardy-packets",
-                                                        0))}
+                                                        0)),
+                       "details": details, "queues": queues}
         sb.vsctl("clear", "port", port, "qos")
     sb.vsctl("--all", "destroy", "qos")
     for p, (_, argv, _) in zip(procs, clients):

@@ -262,6 +262,31 @@ BAD_CONFIGS = [
      'flow table sees retransmissions)'),
     ({"trust": "switch", "tardy": "tfs+", "tardy-limit": "0"},
      'tardy-limit: "0" is not an integer between 1 and 4294967295'),
+    ({"karuna": "yes"}, 'karuna: "yes" is neither "on" nor "off"'),
+    ({"queues": "2", "karuna": "on"},
+     "karuna: 2 queues cannot hold the queue reserved for deadline flows "
+     "and two for the others (queues must be at least 3)"),
+    ({"karuna": "on", "thresholds": "1000,2000,3000"},
+     "thresholds: 3 queues need 2 values, got 3"),
+    ({"size-thresholds": "1000,2000,3000"},
+     "size-thresholds, size-percentiles: only with karuna=on"),
+    ({"karuna": "on", "size-percentiles": "50,40"},
+     "size-percentiles must be strictly increasing"),
+    ({"karuna": "on", "default-queue": "0"},
+     "default-queue: queue 0 is reserved for deadline flows with "
+     "karuna=on"),
+    ({"karuna": "on", "trust": "switch", "tardy": "tfs"},
+     'tardy: "tfs" cannot go with karuna=on, which reserves queue 0 for '
+     "deadline flows"),
+    ({"aging": "on"}, "aging: needs karuna=on"),
+    ({"karuna": "on", "aging": "on"},
+     "aging: needs trust=switch or trust=verify (only the switch's flow "
+     "table sees timeouts)"),
+    ({"karuna": "on", "trust": "switch", "aging": "on",
+      "aging-min-timeouts": "5", "aging-max-timeouts": "3"},
+     "aging-min-timeouts: 5 is above aging-max-timeouts (3)"),
+    ({"rto-min-us": "0"},
+     'rto-min-us: "0" is not an integer between 1 and 60000000'),
 ]
 
 GOOD_CONFIGS = [
@@ -274,6 +299,10 @@ GOOD_CONFIGS = [
      "ecn-mode": "queue", "buffer": "2048", "ecn-threshold": "2048",
      "default-queue": "7", "completion-rate-limit": "1000000"},
     {"trust": "switch", "tardy": "tfs+", "tardy-limit": "5000"},
+    {"queues": "4", "karuna": "on", "thresholds": "1000,2000",
+     "size-thresholds": "5000,50000", "size-percentiles": "30,60",
+     "trust": "switch", "aging": "on", "aging-min-timeouts": "3",
+     "rto-min-us": "50000"},
 ]
 
 

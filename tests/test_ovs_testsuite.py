@@ -18,7 +18,7 @@ KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood", "unixctl"]
 
 def run_testsuite(target, flags, log_name, at_least, timeout):
     """Runs OVS's 'make TARGET' with TESTSUITEFLAGS 'flags'; asserts that
-    it passed and ran 'at_least' tests."""
+    it passed and ran 'at_least' tests, none skipped."""
     log = BUILD / log_name
     with open(log, "w") as out:
         proc = subprocess.run(["make", "-C", str(BUILD / "ovs"), target,
@@ -29,11 +29,21 @@ def run_testsuite(target, flags, log_name, at_least, timeout):
     assert proc.returncode == 0, text[-3000:]
     m = re.search(r"All (\d+) tests were successful", text)
     assert m and int(m.group(1)) >= at_least, text[-3000:]
+    assert not re.search(r"tests? w[ae]re skipped", text), text[-3000:]
+    return text
 
 
 def test_ovs_testsuite_for_patched_areas():
     run_testsuite("check", "-j2 " + " ".join(f"-k {k}" for k in KEYWORDS),
-                  "ovs-testsuite.log", 50, 1800)
+                  "ovs-testsuite.log", 70, 1800)
+
+
+def test_core_unit_tests_through_ovstest():
+    """The core's cmocka tests, built into OVS's ovstest (patch 0036):
+    one testsuite case per module, none skipped (cmocka was found)."""
+    text = run_testsuite("check", "-k awafs-unit", "ovs-unit-testsuite.log",
+                         9, 600)
+    assert "awafs core - strict-priority queues" in text
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (hugepages)")

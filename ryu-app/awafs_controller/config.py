@@ -1,5 +1,5 @@
 """An awafs QoS's other_config: from REST JSON to OVSDB strings, and the
-switch's own validation of it (awafs_qos_parse in lib/netdev-dpdk.c as
+switch's own validation of it (awafs_qos_parse in lib/netdev-dpdk-awafs.c as
 patched by ovs-patches/), with the switch's messages, so that the REST API
 refuses exactly what the switch would refuse."""
 
@@ -11,7 +11,8 @@ KEYS = ("queues", "mode", "thresholds", "percentiles", "window-ms",
         "max-rate", "buffer", "ecn-threshold", "ecn-mode", "max-wait-us",
         "default-queue", "trust", "idle-us", "flow-table-size",
         "completion-ring-size", "completion-rate-limit", "tardy",
-        "tardy-limit")
+        "tardy-limit", "karuna", "size-thresholds", "size-percentiles",
+        "aging", "aging-min-timeouts", "aging-max-timeouts", "rto-min-us")
 
 MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES = 2, 8, 4
 FLOW_SIZE_MAX = 0xffffffff
@@ -129,14 +130,31 @@ def validate(cfg):
         if key not in KEYS:
             raise ConfigError(f'unknown key "{key}"')
     n = _uint(cfg, "queues", MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES)
+    karuna = _choice(cfg, "karuna", ("off", "on"),
+                     'is neither "on" nor "off"') == "on"
+    if karuna and n < 3:
+        raise ConfigError(f"karuna: {n} queues cannot hold the queue "
+                          "reserved for deadline flows and two for the "
+                          "others (queues must be at least 3)")
+    # With karuna, the sieve has the queues below the deadline queue.
+    sieve = n - karuna
     _choice(cfg, "mode", ("adaptive", "static"),
             'is neither "adaptive" nor "static"')
     _choice(cfg, "window-type", ("histogram", "exact"),
             'is neither "histogram" nor "exact"')
-    thresholds = (_list(cfg, "thresholds", n - 1, _byte_count)
-                  or [(i + 1) * 7000 for i in range(n - 1)])
-    percentiles = (_list(cfg, "percentiles", n - 1, _percentile_milli)
-                   or [(i + 1) * 10000 for i in range(n - 1)])
+    thresholds = (_list(cfg, "thresholds", sieve - 1, _byte_count)
+                  or [(i + 1) * 7000 for i in range(sieve - 1)])
+    percentiles = (_list(cfg, "percentiles", sieve - 1, _percentile_milli)
+                   or [(i + 1) * 10000 for i in range(sieve - 1)])
+    sizes = [(i + 1) * 7000 for i in range(sieve - 1)]
+    size_pcts = [(i + 1) * 10000 for i in range(sieve - 1)]
+    if karuna:
+        sizes = _list(cfg, "size-thresholds", sieve - 1, _byte_count) or sizes
+        size_pcts = (_list(cfg, "size-percentiles", sieve - 1,
+                           _percentile_milli) or size_pcts)
+    elif "size-thresholds" in cfg or "size-percentiles" in cfg:
+        raise ConfigError("size-thresholds, size-percentiles: only with "
+                          "karuna=on")
     _uint(cfg, "window-ms", 1, MAX_PERIOD_MS, None)
     _uint(cfg, "interval-ms", 1, MAX_PERIOD_MS, None)
     capacity = _uint(cfg, "window-capacity", 16, RING_MAX,
@@ -149,7 +167,9 @@ def validate(cfg):
     _choice(cfg, "ecn-mode", ("port", "queue"),
             'is neither "port" nor "queue"')
     _uint(cfg, "max-wait-us", 0, 60000000, None)
-    _uint(cfg, "default-queue", 0, n - 1, None)
+    if _uint(cfg, "default-queue", 0, n - 1, n - 1) == 0 and karuna:
+        raise ConfigError("default-queue: queue 0 is reserved for deadline "
+                          "flows with karuna=on")
     _choice(cfg, "trust", ("host", "switch", "verify"),
             'is not "host", "switch" or "verify"')
     _uint(cfg, "idle-us", 1, 60000000, None)
@@ -161,10 +181,34 @@ def validate(cfg):
         raise ConfigError(f'tardy: "{tardy}" needs trust=switch or '
                           "trust=verify (only the switch's flow table sees "
                           "retransmissions)")
+    if tardy != "off" and karuna:
+        raise ConfigError(f'tardy: "{tardy}" cannot go with karuna=on, which '
+                          "reserves queue 0 for deadline flows")
     _uint(cfg, "tardy-limit", 1, FLOW_SIZE_MAX, None)
-    # The core's own check (awafs_config_check in lib/awafs-adapt.c).
-    for i in range(1, n - 1):
+    aging = _choice(cfg, "aging", ("off", "on"),
+                    'is neither "on" nor "off"') == "on"
+    if aging and not karuna:
+        raise ConfigError("aging: needs karuna=on")
+    if aging and cfg.get("trust", "host") == "host":
+        raise ConfigError("aging: needs trust=switch or trust=verify (only "
+                          "the switch's flow table sees timeouts)")
+    kappa_min = _uint(cfg, "aging-min-timeouts", 1, 15, 2)
+    kappa_max = _uint(cfg, "aging-max-timeouts", 1, 15, 10)
+    if kappa_min > kappa_max:
+        raise ConfigError(f"aging-min-timeouts: {kappa_min} is above "
+                          f"aging-max-timeouts ({kappa_max})")
+    _uint(cfg, "rto-min-us", 1, 60000000, None)
+    # The core's own check (awafs_config_check in lib/awafs-adapt.c), of
+    # the sieve's and, with karuna, the known sizes' thresholds.
+    _check_core(percentiles, thresholds, "")
+    if karuna:
+        _check_core(size_pcts, sizes, "size-")
+
+
+def _check_core(percentiles, thresholds, prefix):
+    for i in range(1, len(percentiles)):
         if percentiles[i] <= percentiles[i - 1]:
-            raise ConfigError("percentiles must be strictly increasing")
+            raise ConfigError(f"{prefix}percentiles must be strictly "
+                              "increasing")
         if thresholds[i] < thresholds[i - 1]:
-            raise ConfigError("thresholds must be non-decreasing")
+            raise ConfigError(f"{prefix}thresholds must be non-decreasing")

@@ -2,7 +2,8 @@
  * input is a sequence of TCP segments, each 16 bytes that say which of a
  * few hosts and ports sends it, its flags, sequence and ACK numbers,
  * payload length, AWAFS option (none, data, completion, previous message's
- * report, with fuzzed values) and the time since the previous segment.
+ * report, with fuzzed values, and a fuzzed Karuna word or none) and the
+ * time since the previous segment.
  * Each is built into a real frame and goes through what the datapath does:
  * awafs_parse(), awafs_flow_key_from_frame(), awafs_flowtab_update(), and
  * now and then awafs_flowtab_sweep(), on a table of 8 flows so that
@@ -53,6 +54,9 @@ build(const uint8_t *r, uint8_t *f)
                                         rd32(r + 4));
         break;
     }
+    if (opt_len && (r[14] & 16)) {
+        opt_len = awafs_opt_add_karuna(opt, opt_len, rd32(r + 8));
+    }
     while (opt_len % 4) {
         opt[opt_len++] = 1;     /* NOP. */
     }
@@ -99,6 +103,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t now = 0;
 
     awafs_flowtab_set_tardy(t, tardy_limits[size % 3]);
+    /* Short timeouts on the fuzzer's clock; aging on two times in three. */
+    if (!awafs_flowtab_set_aging(t, 1000, size % 3 ? 1 + size % 5 : 0,
+                                 size % 3 ? 10 : 0)) {
+        abort();
+    }
 
     for (size_t i = 0; i + RECORD <= size; i += RECORD) {
         const uint8_t *r = data + i;
@@ -115,24 +124,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         awafs_flowtab_update(t, &key, &h, r[14] & 4, now, 50000, &thr, &res);
         if (res.queue >= N_QUEUES || res.n_completed < 0
-            || res.n_completed > 2) {
+            || res.n_completed > 2 || res.type > AWAFS_FLOW_DEADLINE) {
             abort();
         }
         for (int c = 0; c < res.n_completed; c++) {
-            if (res.completed[c] > (UINT64_C(1) << 40)) {
+            if (res.completed[c] > (UINT64_C(1) << 40)
+                || res.completed_type[c] > AWAFS_FLOW_DEADLINE) {
                 abort();        /* Counts saturate at 1 TB. */
             }
         }
         if (r[14] & 8) {
             uint64_t sizes[8];
 
-            if (awafs_flowtab_sweep(t, 8, now, 50000, sizes) > 8) {
+            if (awafs_flowtab_sweep(t, 8, now, 50000, sizes, NULL) > 8) {
                 abort();
             }
         }
     }
     awafs_flowtab_get_stats(t, &st);
-    if (st.flows > 8 || st.tardy_packets > size / RECORD) {
+    if (st.flows > 8 || st.tardy_packets > size / RECORD
+        || st.aged_flows > st.timeouts || st.timeouts > size / RECORD) {
         abort();
     }
     awafs_flowtab_destroy(t);

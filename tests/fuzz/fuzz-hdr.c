@@ -36,7 +36,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             || (!h.completed && h.flow_size)
             || (!h.has_prev && (h.prev_size || h.prev_end))
             || (awafs_hdr_counts_prev(&h) && !h.has_prev)
-            || (awafs_hdr_counts_completion(&h) && !h.completed)) {
+            || (awafs_hdr_counts_completion(&h) && !h.completed)
+            || (!h.has_karuna && h.karuna)
+            || awafs_karuna_type(h.karuna) > AWAFS_FLOW_DEADLINE) {
             abort();
         }
     }

@@ -1,6 +1,7 @@
 """Writes a seed corpus for the header-parser fuzzer: valid frames with the
 AWAFS option (IPv4/IPv6, 0-2 VLAN tags, data, completion and
-previous-message forms, among other TCP options), so fuzzing starts deep
+previous-message forms, with and without the Karuna word, among other TCP
+options), so fuzzing starts deep
 inside the parser."""
 
 import struct
@@ -10,13 +11,16 @@ from pathlib import Path
 KIND, EXID = 253, 0x4157
 
 
-def awafs_option(sent, size=None, prev=None):
-    """'prev': (size, end sequence number) of the previous message."""
+def awafs_option(sent, size=None, prev=None, karuna=None):
+    """'prev': (size, end sequence number) of the previous message;
+    'karuna': the Karuna word (deadline ms << 20 | size KB)."""
     word = sent if size is None else sent | 1 << 31
     body = struct.pack("!I", word) + (b"" if size is None
                                       else struct.pack("!I", size))
     if prev is not None:
         body += struct.pack("!II", *prev)
+    if karuna is not None:
+        body += struct.pack("!I", karuna)
     return struct.pack("!BBH", KIND, 4 + len(body), EXID) + body
 
 
@@ -47,6 +51,11 @@ def seeds():
             yield frame(ipv6, vlans, other + awafs_option(5, 9000))
             yield frame(ipv6, vlans, awafs_option(0, prev=(4000, 1)))
             yield frame(ipv6, vlans, awafs_option(0, 10, prev=(7, 1)))
+            yield frame(ipv6, vlans, awafs_option(1000, karuna=20 << 20))
+            yield frame(ipv6, vlans, other + awafs_option(5, 9000,
+                                                          karuna=300))
+            yield frame(ipv6, vlans, awafs_option(0, 10, prev=(7, 1),
+                                                  karuna=1 << 20 | 1))
 
 
 def main(outdir):

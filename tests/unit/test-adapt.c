@@ -1,7 +1,7 @@
 /* Unit tests: the completed-size window, percentiles and threshold updates
  * (thesis Algorithm 1 with Homa's guards). */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 #include <stdlib.h>
 
@@ -360,8 +360,7 @@ test_memory_is_fixed_and_documented(void **state)
     assert_true(size <= 1024 * 1024);
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(adapt)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentile_small_sets),

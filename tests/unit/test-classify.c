@@ -1,6 +1,6 @@
 /* Unit tests: MLFQ classification by bytes sent. */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 static struct awafs_thresholds
 thresholds(uint32_t n_queues, const uint64_t *thr)
@@ -63,14 +63,62 @@ test_zero_threshold(void **state)
     assert_int_equal(awafs_classify(&t, 100), 2);
 }
 
-int
-main(void)
+/* Karuna: deadline flows in queue 0, the others below it, known sizes by
+ * {beta} (by what is left once aged), unknown sizes by bytes and {alpha}. */
+static void
+test_karuna(void **state)
+{
+    /* Four queues: 0 reserved, 1..3 for the others (two thresholds). */
+    struct awafs_thresholds alpha = thresholds(3, (uint64_t[]) { 10, 100 });
+    struct awafs_thresholds beta = thresholds(3,
+                                              (uint64_t[]) { 1000, 5000 });
+
+    (void) state;
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta,
+                                           AWAFS_FLOW_DEADLINE, 1 << 20,
+                                           1 << 19, false), 0);
+    /* Known size: by the size, whatever it sent. */
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           999, 0, false), 1);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           999, 999, false), 1);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           1000, 0, false), 2);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           6000, 0, false), 3);
+    /* Aged: by what it has left. */
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           6000, 5500, true), 1);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           6000, 2000, true), 2);
+    /* More than it said: its size is not known after all. */
+    assert_true(awafs_karuna_oversize(AWAFS_FLOW_SIZED, 6000, 6001));
+    assert_false(awafs_karuna_oversize(AWAFS_FLOW_SIZED, 6000, 6000));
+    assert_false(awafs_karuna_oversize(AWAFS_FLOW_UNKNOWN, 0, 6001));
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           6000, 6001, false), 3);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta, AWAFS_FLOW_SIZED,
+                                           6000, 6001, true), 3);
+    /* Unknown size: the sieve, one queue down. */
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta,
+                                           AWAFS_FLOW_UNKNOWN, 0, 0, false),
+                     1);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta,
+                                           AWAFS_FLOW_UNKNOWN, 0, 10, false),
+                     2);
+    assert_int_equal(awafs_karuna_classify(&alpha, &beta,
+                                           AWAFS_FLOW_UNKNOWN, 0, 100, true),
+                     3);
+}
+
+AWAFS_UNIT_MAIN(classify)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_queues),
         cmocka_unit_test(test_eight_queues),
         cmocka_unit_test(test_equal_thresholds_skip_a_queue),
         cmocka_unit_test(test_zero_threshold),
+        cmocka_unit_test(test_karuna),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

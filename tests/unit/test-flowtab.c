@@ -1,6 +1,6 @@
 /* Unit tests: the switch-side flow table (trust=switch, trust=verify). */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 #define IDLE 500
 #define QUIET 1000000           /* AWAFS_FLOWTAB_QUIET_US */
@@ -47,6 +47,13 @@ seg(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
     uint8_t flags, int64_t now)
 {
     return seg_ack(t, sport, seq, len, flags, 0, now);
+}
+
+/* awafs_flowtab_sweep() of 64 entries at 'now'. */
+static size_t
+sweep(struct awafs_flowtab *t, int64_t now, uint64_t *sizes)
+{
+    return awafs_flowtab_sweep(t, 64, now, IDLE, sizes, NULL);
 }
 
 /* The SYN of a connection whose data starts at 'seq'. */
@@ -133,8 +140,7 @@ test_fin_and_rst_end_the_message(void **state)
     {
         uint64_t sizes[64];
 
-        assert_int_equal(awafs_flowtab_sweep(t, 64, 10 * IDLE, IDLE, sizes),
-                         0);
+        assert_int_equal(sweep(t, 10 * IDLE, sizes), 0);
     }
     /* A new connection on the same 5-tuple counts again. */
     seg(t, 1, 5000, 0, 0x02, 10 * IDLE);
@@ -172,13 +178,11 @@ test_idle_gap_ends_the_previous_message(void **state)
 
     /* With no next segment, the sweep finds it once the flow has been
      * quiet for longer than a retransmission timeout. */
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 3 * IDLE + 2, IDLE,
-                                         sizes), 0);
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 2 * IDLE + 2 + QUIET,
-                                         IDLE, sizes), 1);
+    assert_int_equal(sweep(t, 100 + 3 * IDLE + 2, sizes), 0);
+    assert_int_equal(sweep(t, 100 + 2 * IDLE + 2 + QUIET, sizes), 1);
     assert_int_equal(sizes[0], 400);
     /* Once. */
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 9 * QUIET, IDLE, sizes), 0);
+    assert_int_equal(sweep(t, 9 * QUIET, sizes), 0);
     awafs_flowtab_destroy(t);
 }
 
@@ -195,16 +199,15 @@ test_pauses_inside_a_write_do_not_split(void **state)
      * full-sized segment: however long the pause. */
     syn(t, 1, 0, 0);
     seg(t, 1, 0, 1000, ACK, 0);
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 10 * QUIET, IDLE, sizes), 0);
+    assert_int_equal(sweep(t, 10 * QUIET, sizes), 0);
     r = seg(t, 1, 1000, 1000, PSH_ACK, 10 * QUIET);
     assert_int_equal(r.n_completed, 0);
     assert_int_equal(r.bytes_sent, 1000);
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 20 * QUIET, IDLE, sizes), 0);
+    assert_int_equal(sweep(t, 20 * QUIET, sizes), 0);
     r = seg(t, 1, 2000, 500, PSH_ACK, 20 * QUIET);
     assert_int_equal(r.n_completed, 0);
     assert_int_equal(r.bytes_sent, 2000);
-    assert_int_equal(awafs_flowtab_sweep(t, 64, 21 * QUIET + 1, IDLE,
-                                         sizes), 1);
+    assert_int_equal(sweep(t, 21 * QUIET + 1, sizes), 1);
     assert_int_equal(sizes[0], 2500);
 
     /* The SYN's MSS tells a short first segment from a full one. */
@@ -580,8 +583,194 @@ test_tardy_flows(void **state)
     awafs_flowtab_destroy(t);
 }
 
-int
-main(void)
+/* A data segment whose header carries the Karuna word 'word'. */
+static struct awafs_flow_result
+seg_karuna(struct awafs_flowtab *t, uint16_t sport, uint32_t seq,
+           uint32_t len, uint8_t flags, uint32_t word, int64_t now)
+{
+    struct awafs_flow_key k = key(sport);
+    struct awafs_hdr h = { .seq = seq, .payload_len = len,
+                           .tcp_flags = flags, .has_karuna = true,
+                           .karuna = word };
+    struct awafs_flow_result r;
+
+    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &thr, &r);
+    return r;
+}
+
+#define RTO 200000              /* AWAFS_FLOWTAB_RTO_MIN_US */
+
+/* A retransmission after a silence of at least the minimum RTO is a
+ * timeout; one that follows the flow's last segment sooner (a fast
+ * retransmit, a tail loss probe) is not. */
+static void
+test_timeouts_not_fast_retransmits(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+
+    (void) state;
+    syn(t, 1, 1000, 0);
+    for (int i = 0; i < 4; i++) {
+        seg(t, 1, 1000 + 1000 * i, 1000, ACK, 1 + i);
+    }
+    seg(t, 1, 2000, 1000, ACK, 100);                    /* Fast. */
+    seg(t, 1, 3000, 1000, ACK, 100 + RTO - 1);          /* Just too soon. */
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.timeouts, 0);
+    seg(t, 1, 3000, 1000, ACK, 100 + 2 * RTO);          /* Timeout. */
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.timeouts, 1);
+    assert_int_equal(st.aged_flows, 0);                 /* Aging is off. */
+
+    /* New data after a silence is no retransmission. */
+    seg(t, 1, 5000, 1000, ACK, 100 + 4 * RTO);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.timeouts, 1);
+
+    assert_false(awafs_flowtab_set_aging(t, 0, 2, 10));
+    assert_false(awafs_flowtab_set_aging(t, RTO, 3, 2));
+    assert_false(awafs_flowtab_set_aging(t, RTO, 2, 16));
+    assert_false(awafs_flowtab_set_aging(t, RTO, 0, 2));
+    assert_true(awafs_flowtab_set_aging(t, RTO, 0, 0));
+    assert_true(awafs_flowtab_set_aging(t, RTO, 2, 10));
+    awafs_flowtab_destroy(t);
+}
+
+/* A message of unknown size that suffers kappa timeouts restarts at the
+ * top queue, its count from zero; its end is then not reported. */
+static void
+test_aging_restarts_unknown_size(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+    int64_t now = 10;
+
+    (void) state;
+    thr.thr[0] = 3000;
+    assert_true(awafs_flowtab_set_aging(t, RTO, 2, 2));
+    syn(t, 1, 1000, 0);
+    for (int i = 0; i < 5; i++) {
+        r = seg(t, 1, 1000 + 1000 * i, 1000, ACK, now++);
+    }
+    assert_int_equal(r.queue, 1);
+    now += RTO;
+    r = seg(t, 1, 4000, 1000, ACK, now);               /* Timeout 1. */
+    assert_false(r.aged);
+    assert_int_equal(r.queue, 1);
+    now += 2 * RTO;
+    r = seg(t, 1, 4000, 1000, ACK, now);               /* Timeout 2. */
+    assert_true(r.aged);
+    assert_int_equal(r.bytes_sent, 0);
+    assert_int_equal(r.queue, 0);
+    /* New data counts from the restart: 2 kB later still queue 0. */
+    r = seg(t, 1, 6000, 1000, ACK, ++now);
+    assert_int_equal(r.bytes_sent, 0);
+    r = seg(t, 1, 7000, 1000, ACK, ++now);
+    assert_int_equal(r.bytes_sent, 1000);
+    assert_int_equal(r.queue, 0);
+    r = seg(t, 1, 9000, 1000, ACK, ++now);
+    assert_int_equal(r.queue, 1);
+    /* Starved again: two more timeouts restart it again. */
+    now += RTO;
+    r = seg(t, 1, 9000, 1000, ACK, now);
+    assert_false(r.bytes_sent == 0);
+    now += 2 * RTO;
+    r = seg(t, 1, 9000, 1000, ACK, now);
+    assert_int_equal(r.bytes_sent, 0);
+    assert_int_equal(r.queue, 0);
+    /* Its end is partial: the size the switch saw is not the message's. */
+    seg(t, 1, 10000, 1000, ACK, ++now);
+    r = seg(t, 1, 11000, 0, FIN | ACK, ++now);
+    assert_int_equal(r.n_completed, 0);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.timeouts, 4);
+    assert_int_equal(st.aged_flows, 2);
+    assert_int_equal(st.partial, 1);
+    thr.thr[0] = 1000000;
+    awafs_flowtab_destroy(t);
+}
+
+/* A message of known size keeps its count when it ages (the caller splits
+ * it again by what it has left); a deadline message never ages; the
+ * message's type goes with its completion. */
+static void
+test_aging_sized_and_deadline(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    uint32_t sized = awafs_karuna_word(0, 10);
+    uint32_t deadline = awafs_karuna_word(20, 10);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+    int64_t now = 10;
+
+    (void) state;
+    assert_true(awafs_flowtab_set_aging(t, RTO, 1, 1));
+    syn(t, 1, 1000, 0);
+    syn(t, 2, 1000, 0);
+    for (int i = 0; i < 4; i++) {
+        r = seg_karuna(t, 1, 1000 + 1000 * i, 1000, ACK, sized, now);
+        assert_int_equal(r.type, AWAFS_FLOW_SIZED);
+        r = seg_karuna(t, 2, 1000 + 1000 * i, 1000, ACK, deadline, now++);
+        assert_int_equal(r.type, AWAFS_FLOW_DEADLINE);
+    }
+    now += RTO;
+    r = seg_karuna(t, 1, 3000, 1000, ACK, sized, now);
+    assert_true(r.aged);
+    assert_int_equal(r.bytes_sent, 2000);
+    r = seg_karuna(t, 2, 3000, 1000, ACK, deadline, now);
+    assert_false(r.aged);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.timeouts, 2);
+    assert_int_equal(st.aged_flows, 1);
+
+    r = seg_karuna(t, 1, 5000, 0, FIN | ACK, sized, ++now);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 4000);
+    assert_int_equal(r.completed_type[0], AWAFS_FLOW_SIZED);
+    r = seg_karuna(t, 2, 5000, 0, FIN | ACK, deadline, now);
+    assert_int_equal(r.completed_type[0], AWAFS_FLOW_DEADLINE);
+
+    /* Without the word, a message is of unknown size. */
+    syn(t, 3, 1000, now);
+    r = seg(t, 3, 1000, 1000, ACK, ++now);
+    assert_int_equal(r.type, AWAFS_FLOW_UNKNOWN);
+    awafs_flowtab_destroy(t);
+}
+
+/* kappa is uniform in [kappa_min, kappa_max] over flows. */
+static void
+test_kappa_per_flow(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(1024, 7);
+    unsigned int seen[16] = { 0 };
+
+    (void) state;
+    assert_true(awafs_flowtab_set_aging(t, RTO, 2, 10));
+    for (uint16_t f = 1; f <= 450; f++) {
+        int64_t now = 0;
+        unsigned int n;
+
+        syn(t, f, 1000, now);
+        seg(t, f, 1000, 1000, ACK, ++now);
+        for (n = 1; n <= 15; n++) {
+            now += RTO;
+            if (seg(t, f, 1000, 1000, ACK, now).aged) {
+                break;
+            }
+        }
+        assert_in_range(n, 2, 10);
+        seen[n]++;
+    }
+    for (unsigned int n = 2; n <= 10; n++) {
+        /* 50 expected each. */
+        assert_in_range(seen[n], 25, 75);
+    }
+    awafs_flowtab_destroy(t);
+}
+
+AWAFS_UNIT_MAIN(flowtab)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_by_sequence),
@@ -596,6 +785,10 @@ main(void)
         cmocka_unit_test(test_bounded_with_eviction),
         cmocka_unit_test(test_key_from_frames),
         cmocka_unit_test(test_queue_never_rises_within_a_message),
+        cmocka_unit_test(test_timeouts_not_fast_retransmits),
+        cmocka_unit_test(test_aging_restarts_unknown_size),
+        cmocka_unit_test(test_aging_sized_and_deadline),
+        cmocka_unit_test(test_kappa_per_flow),
         cmocka_unit_test(test_hash_is_keyed),
         cmocka_unit_test(test_tardy_flows),
     };

@@ -1,6 +1,6 @@
 /* Unit tests: the AWAFS TCP option parser and encoder (docs/header.md). */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 static uint8_t frame[1600];
 
@@ -276,12 +276,19 @@ test_bad_tcp_header(void **state)
 
 /* Runs options 'o' (4 bytes of room per row) through a frame. */
 static enum awafs_parse_result
-parse_opts(const uint8_t *o, size_t len)
+parse_opts_into(const uint8_t *o, size_t len, struct awafs_hdr *h)
 {
     struct frame_spec s = { .tcp_opts = o, .tcp_opts_len = len };
+
+    return parse(build_frame(frame, &s, NULL, NULL), h);
+}
+
+static enum awafs_parse_result
+parse_opts(const uint8_t *o, size_t len)
+{
     struct awafs_hdr h;
 
-    return parse(build_frame(frame, &s, NULL, NULL), &h);
+    return parse_opts_into(o, len, &h);
 }
 
 static void
@@ -321,10 +328,12 @@ test_bad_awafs_option(void **state)
     data_opt(o, 1);
     o[4] |= 0x80;
     assert_int_equal(parse_opts(o, 8), AWAFS_PARSE_MALFORMED);
-    /* Long option without the flag. */
-    awafs_opt_encode(o, 1, true, 5);
+    /* Long option without the flag: 12 bytes are a Karuna word then, and
+     * 24 fit no form. */
+    awafs_opt_encode_prev(o, 1, true, 5, 1, 1);
     o[4] &= 0x7f;
-    assert_int_equal(parse_opts(o, 12), AWAFS_PARSE_MALFORMED);
+    o[1] = 24;
+    assert_int_equal(parse_opts(o, 24), AWAFS_PARSE_MALFORMED);
     /* Final size below bytes sent. */
     awafs_opt_encode(o, 100, true, 100);
     o[11] = 99;
@@ -367,7 +376,7 @@ test_stats_count_every_result(void **state)
 static void
 test_previous_message_forms(void **state)
 {
-    uint8_t opt[20];
+    uint8_t opt[28];
     struct frame_spec s = { .tcp_opts = opt };
     struct awafs_hdr h;
     size_t l4, len;
@@ -407,13 +416,76 @@ test_previous_message_forms(void **state)
     assert_int_equal(h.prev_end, 99);
     assert_true(awafs_hdr_counts_completion(&h));
 
-    /* Lengths that fit neither form. */
+    /* Lengths that fit no form. */
     awafs_opt_encode_prev(opt, 0, false, 0, 1, 1);
-    opt[1] = 20;
-    assert_int_equal(parse_opts(opt, 20), AWAFS_PARSE_MALFORMED);
-    awafs_opt_encode_prev(opt, 0, true, 1, 1, 1);
-    opt[1] = 16;
+    opt[1] = 14;
     assert_int_equal(parse_opts(opt, 16), AWAFS_PARSE_MALFORMED);
+    awafs_opt_encode_prev(opt, 0, true, 1, 1, 1);
+    opt[1] = 28;
+    memset(opt + 20, 0, 8);
+    assert_int_equal(parse_opts(opt, 28), AWAFS_PARSE_MALFORMED);
+}
+
+/* The Karuna word (deadline, size) last in any of the four forms. */
+static void
+test_karuna_word(void **state)
+{
+    uint32_t word = awafs_karuna_word(25, 300);
+    uint8_t opt[24];
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    assert_int_equal(awafs_karuna_deadline_ms(word), 25);
+    assert_int_equal(awafs_karuna_size(word), 300 * 1024);
+    assert_int_equal(awafs_karuna_type(word), AWAFS_FLOW_DEADLINE);
+    assert_int_equal(awafs_karuna_type(awafs_karuna_word(0, 300)),
+                     AWAFS_FLOW_SIZED);
+    assert_int_equal(awafs_karuna_type(0), AWAFS_FLOW_UNKNOWN);
+    assert_int_equal(awafs_karuna_word(AWAFS_KARUNA_DEADLINE_MAX,
+                                       AWAFS_KARUNA_SIZE_MAX), 0xffffffff);
+
+    len = awafs_opt_add_karuna(opt, awafs_opt_encode(opt, 7, false, 0),
+                               word);
+    assert_int_equal(len, 12);
+    assert_int_equal(parse_opts_into(opt, 12, &h), AWAFS_PARSE_OK);
+    assert_int_equal(h.bytes_sent, 7);
+    assert_true(h.has_karuna && !h.has_prev);
+    assert_false(h.completed);
+    assert_int_equal(h.karuna, word);
+
+    len = awafs_opt_add_karuna(opt, awafs_opt_encode(opt, 7, true, 9), word);
+    assert_int_equal(len, 16);
+    assert_int_equal(parse_opts_into(opt, 16, &h), AWAFS_PARSE_OK);
+    assert_true(h.completed && h.has_karuna);
+    assert_false(h.has_prev);
+    assert_int_equal(h.flow_size, 9);
+    assert_int_equal(h.karuna, word);
+
+    len = awafs_opt_add_karuna(
+        opt, awafs_opt_encode_prev(opt, 7, false, 0, 5, 6), word);
+    assert_int_equal(len, 20);
+    assert_int_equal(parse_opts_into(opt, 20, &h), AWAFS_PARSE_OK);
+    assert_true(h.has_prev && h.has_karuna);
+    assert_int_equal(h.prev_size, 5);
+    assert_int_equal(h.prev_end, 6);
+    assert_int_equal(h.karuna, word);
+
+    len = awafs_opt_add_karuna(
+        opt, awafs_opt_encode_prev(opt, 7, true, 9, 5, 6), word);
+    assert_int_equal(len, 24);
+    assert_int_equal(parse_opts_into(opt, 24, &h), AWAFS_PARSE_OK);
+    assert_true(h.completed && h.has_prev
+                && h.has_karuna);
+    assert_int_equal(h.flow_size, 9);
+    assert_int_equal(h.karuna, word);
+
+    /* Today's forms carry none. */
+    awafs_opt_encode_prev(opt, 7, true, 9, 5, 6);
+    assert_int_equal(parse_opts_into(opt, 20, &h), AWAFS_PARSE_OK);
+    assert_false(h.has_karuna);
+    assert_int_equal(h.karuna, 0);
+    (void) h;
 }
 
 static void
@@ -442,8 +514,7 @@ test_encode_saturates(void **state)
                         "\xff\xff\xff\xff", 12);
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(hdr)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ipv4_data),
@@ -462,6 +533,7 @@ main(void)
         cmocka_unit_test(test_bad_awafs_option),
         cmocka_unit_test(test_stats_count_every_result),
         cmocka_unit_test(test_encode_saturates),
+        cmocka_unit_test(test_karuna_word),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

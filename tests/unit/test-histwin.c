@@ -1,6 +1,6 @@
 /* Unit tests: the O(1)-memory histogram window. */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 #include <stdlib.h>
 
@@ -118,8 +118,7 @@ test_saturation_and_window_changes(void **state)
     awafs_histwin_destroy(h);
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(histwin)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_sizes_are_exact),

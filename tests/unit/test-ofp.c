@@ -1,12 +1,9 @@
 /* Unit tests of the NXST_AWAFS reply encoding (ofproto-ext/awafs-ofp.c). */
 
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "awafs-unit.h"
+
 #include <stdio.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "awafs-ofp.h"
 
@@ -188,8 +185,7 @@ test_random_bytes_never_overrun(void **state)
     }
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(ofp)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_port_entry_round_trip),

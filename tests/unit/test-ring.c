@@ -1,6 +1,6 @@
 /* Unit tests: the bounded MPSC completed-size ring. */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -158,8 +158,7 @@ test_concurrent_producers(void **state)
     awafs_ring_destroy(r);
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(ring)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capacity_rounds_up),

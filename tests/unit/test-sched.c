@@ -1,6 +1,6 @@
 /* Unit tests: strict-priority queues, buffer drops, token bucket, ECN. */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -506,8 +506,7 @@ test_send_direct(void **state)
     awafs_sched_destroy(s);
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(sched)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strict_priority_and_fifo),

@@ -1,6 +1,6 @@
 /* Unit tests: the per-source completion rate limit. */
 
-#include "unit.h"
+#include "awafs-unit.h"
 
 static const uint8_t HOST_A[16] = { 10, 0, 0, 1 };
 static const uint8_t HOST_B[16] = { 10, 0, 0, 2 };
@@ -77,8 +77,7 @@ test_create_limits(void **state)
     assert_null(awafs_srclimit_create(AWAFS_SRCLIMIT_MAX_SLOTS + 1, 1, 1, 0));
 }
 
-int
-main(void)
+AWAFS_UNIT_MAIN(srclimit)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_then_rate),

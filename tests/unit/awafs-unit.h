@@ -1,7 +1,15 @@
-/* Shared helpers for the AWAFS core unit tests (cmocka). */
+/* Shared helpers for the AWAFS core unit tests (cmocka).
+ *
+ * Each test-NAME.c is a program of its own (make unit) and, inside Open
+ * vSwitch's tree, a command of its ovstest: "ovstest test-awafs-NAME"
+ * (tests/awafs.at). */
 
 #ifndef AWAFS_UNIT_H
 #define AWAFS_UNIT_H 1
+
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +19,27 @@
 #include <cmocka.h>
 
 #include "awafs.h"
+
+#ifdef HAVE_CONFIG_H
+#include <stdlib.h>
+#include "ovstest.h"
+
+/* The test program's entry point, declared as "AWAFS_UNIT_MAIN(NAME) { ...
+ * return cmocka_run_group_tests(...); }". */
+#define AWAFS_UNIT_MAIN(NAME)                                           \
+    static int awafs_unit_##NAME(void);                                 \
+    static void                                                         \
+    awafs_unit_##NAME##_main(int argc OVS_UNUSED,                       \
+                             char *argv[] OVS_UNUSED)                   \
+    {                                                                   \
+        exit(awafs_unit_##NAME() ? EXIT_FAILURE : EXIT_SUCCESS);        \
+    }                                                                   \
+    OVSTEST_REGISTER("test-awafs-" #NAME, awafs_unit_##NAME##_main)     \
+    static int                                                          \
+    awafs_unit_##NAME(void)
+#else
+#define AWAFS_UNIT_MAIN(NAME) int main(void)
+#endif
 
 /* What build_frame() puts in a frame.  Zero means "the usual". */
 struct frame_spec {
