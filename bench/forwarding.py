@@ -4,8 +4,9 @@ the same ovs-vswitchd, and the recalculation period under that load.
 One PMD forwards p0 as fast as it can to one of several net_null output
 ports (no rx), one per configuration, each with its QoS set once.  p0 is
 either net_null (frames of zeros: no AWAFS header) or net_pcap looping TCP
-frames that carry the AWAFS option, one in ten a completion; frames are 64
-or 1518 bytes.  A run measures each configuration in turn for a short slice
+frames that carry the AWAFS option, one in ten a completion ("karuna": and
+a Karuna word, a third each of deadline, known-size and unknown-size
+flows); frames are 64 or 1518 bytes (the Karuna word makes them 66).  A run measures each configuration in turn for a short slice
 (the OpenFlow rule sends p0's frames to its port; then the PMD statistics are
 cleared, and after 'seconds' 'avg processing cycles per packet' and the
 packet rate are read), and a configuration's ratio is to the no-QoS slice of
@@ -17,7 +18,8 @@ With --sink vhost the output ports are vhost-user ports
 (dpdkvhostuserclient) instead, and one dpdk-testpmd on the other core is
 their guest, receiving and dropping what they send (testbed/vhost.py).
 
-usage: python3 bench/forwarding.py [--source null|pcap] [--size 64|1518]
+usage: python3 bench/forwarding.py [--source null|pcap|karuna]
+           [--size 64|1518]
            [--sink null|vhost] [--pmds 1|2] [--runs N] [--seconds S]
            [--configs A,B] [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
 
@@ -55,15 +57,20 @@ CONFIGS = {
     # ... and TFS+ on it (tardy flows to queue 0 below 100 kB).
     "awafs-adaptive-4q-tfs+": {"queues": 4, "trust": "switch",
                                "tardy": "tfs+"},
+    # Karuna: three flow types, two windows; and aging in the flow table.
+    "awafs-karuna-4q": {"queues": 4, "karuna": "on"},
+    "awafs-karuna-4q-aging": {"queues": 4, "karuna": "on",
+                              "trust": "switch", "aging": "on"},
 }
 
 
 RUNS, SECONDS = 30, 0.3
 
 
-def write_pcap(path, size):
+def write_pcap(path, size, karuna=False):
     """100 distinct 'size'-byte TCP frames with the AWAFS option (62 bytes
-    of headers, 66 for a completion)."""
+    of headers, 66 for a completion) and, with 'karuna', a Karuna word (4
+    bytes more): a deadline, a size or neither, in turn."""
     from scapy.layers.l2 import Ether
     from scapy.utils import wrpcap
 
@@ -71,10 +78,11 @@ def write_pcap(path, size):
     frames = []
     for i in range(100):
         done = i % 10 == 9
-        payload = max(size - (66 if done else 62), 0)
+        word = [20 << 20 | 100, 100, 0][i % 3] if karuna else None
+        payload = max(size - (66 if done else 62) - (4 if karuna else 0), 0)
         frames.append(Ether(tcp_frame(
             bytes_sent=i * 1000, flow_size=i * 1000 + payload if done else None,
-            sport=1000 + i, payload=payload)))
+            sport=1000 + i, payload=payload, karuna=word)))
     wrpcap(str(path), frames)
 
 
@@ -157,8 +165,8 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
     the output ports are vhost-user ports with a testpmd guest."""
     names = names or list(CONFIGS)
     tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
-    if source == "pcap":
-        write_pcap(tmp / "in.pcap", size)
+    if source in ("pcap", "karuna"):
+        write_pcap(tmp / "in.pcap", size, karuna=source == "karuna")
         src = f"net_pcap0,rx_pcap={tmp / 'in.pcap'},infinite_rx=1"
     else:
         src = f"net_null0,size={size}"
@@ -252,7 +260,8 @@ def recalc_line(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--source", choices=["null", "pcap"], default="null")
+    ap.add_argument("--source", choices=["null", "pcap", "karuna"],
+                    default="null")
     ap.add_argument("--size", type=int, choices=[64, 1518], default=64)
     ap.add_argument("--vswitchd", help="another ovs-vswitchd binary")
     ap.add_argument("--runs", type=int, default=RUNS)

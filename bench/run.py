@@ -43,6 +43,11 @@ MATRIX = [
     # The switch's own flow count, and TFS+ on top of it.
     ("awafs", "pcap", 64, 1, "null", ["no-qos", "awafs-adaptive-4q-switch",
                                       "awafs-adaptive-4q-tfs+"]),
+    # Karuna's modes, on frames that carry Karuna words.
+    ("awafs", "karuna", 64, 1, "null", ["no-qos", "awafs-adaptive-4q",
+                                        "awafs-karuna-4q",
+                                        "awafs-adaptive-4q-switch",
+                                        "awafs-karuna-4q-aging"]),
     # Toward a guest: vhost-user ports, testpmd receiving on the other core.
     ("awafs", "null", 64, 1, "vhost", VHOST),
     ("awafs", "pcap", 64, 1, "vhost", VHOST),
@@ -135,7 +140,9 @@ def main():
               "to no QoS in the same run of the same binary (the median of "
               "the runs' ratios). `null`: frames of zeros (no AWAFS header); "
               "`pcap`: TCP frames with the AWAFS option, one in ten a "
-              "completion. With 2 PMDs both cores each poll a copy of p0 and "
+              "completion; `karuna`: those with a Karuna word too (a third "
+              "each of deadline, known-size and unknown-size flows; 66 B "
+              "frames). With 2 PMDs both cores each poll a copy of p0 and "
               "send to the same port. Output `vhost`: the ports are "
               "vhost-user ports whose guest, dpdk-testpmd on the other core, "
               "receives and drops. Command: `python3 bench/forwarding.py "

@@ -22,9 +22,10 @@ AWAFS_KIND, AWAFS_EXID = 253, 0x4157
 ETH_P_ALL = 0x0003
 
 
-def awafs_option(bytes_sent, flow_size=None, prev=None):
+def awafs_option(bytes_sent, flow_size=None, prev=None, karuna=None):
     """The AWAFS TCP option (docs/header.md) as a scapy option tuple;
-    'prev' is the previous message's (size, end sequence number)."""
+    'prev' is the previous message's (size, end sequence number), 'karuna'
+    the flow's Karuna word (deadline ms << 20 | size KB)."""
     sent = min(bytes_sent, 0x7FFFFFFF)
     body = struct.pack("!HI", AWAFS_EXID, sent if flow_size is None
                        else sent | 1 << 31)
@@ -32,18 +33,20 @@ def awafs_option(bytes_sent, flow_size=None, prev=None):
         body += struct.pack("!I", min(flow_size, 0xFFFFFFFF))
     if prev is not None:
         body += struct.pack("!II", *prev)
+    if karuna is not None:
+        body += struct.pack("!I", karuna)
     return (AWAFS_KIND, body)
 
 
 def tcp_frame(bytes_sent=None, flow_size=None, sport=40000, dport=5001,
               payload=1000, tos=0, ipv6=False, seq=0, flags="PA",
-              prev=None, src=None):
+              prev=None, src=None, karuna=None):
     """An Ethernet/IP/TCP frame, with the AWAFS option if 'bytes_sent' is
     given (a completion if 'flow_size' is given too, a report of the
-    previous message if 'prev'), from 'src' (10.0.0.1 or fd00::1 by
-    default)."""
+    previous message if 'prev', the Karuna word 'karuna'), from 'src'
+    (10.0.0.1 or fd00::1 by default)."""
     opts = ([] if bytes_sent is None
-            else [awafs_option(bytes_sent, flow_size, prev)])
+            else [awafs_option(bytes_sent, flow_size, prev, karuna)])
     l3 = (IPv6(src=src or "fd00::1", dst="fd00::2", tc=tos) if ipv6
           else IP(src=src or "10.0.0.1", dst="10.0.0.2", tos=tos))
     pkt = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / l3
