@@ -456,6 +456,30 @@ def test_tardy_needs_the_switch_count(sw):
     assert "needs trust=switch or trust=verify" in details["error"]
 
 
+def test_karuna_classifies_by_the_karuna_word(sw):
+    """karuna=on (issue 17), 4 queues, the host's counts: a deadline goes to
+    queue 0; a known size to 1 + its queue at size-thresholds; no word to
+    1 + its queue by bytes sent at thresholds; a flow past its declared
+    size is sieved by what it sent, and counted."""
+    sw.sb.set_awafs("p1", queues=4, karuna="on", mode="static",
+                    thresholds="10000,100000",
+                    **{"size-thresholds": "50000,500000"})
+    frames = [
+        tcp_frame(bytes_sent=0, sport=1, karuna=20 << 20 | 10),  # 0
+        tcp_frame(bytes_sent=0, sport=2, karuna=100),        # 102400 B: 2
+        tcp_frame(bytes_sent=0, sport=3, karuna=1000),       # 1024000 B: 3
+        tcp_frame(bytes_sent=20000, sport=4),                # 2
+        tcp_frame(bytes_sent=0, sport=5),                    # 1
+        tcp_frame(bytes_sent=200000, sport=6, karuna=10),    # past 10 KB: 3
+    ]
+    assert len(sw.send_and_capture(frames)) == len(frames)
+    _, details, queues = sw.sb.qos_show("p1")
+    assert [int(queues[q]["tx_packets"]) for q in range(4)] == [1, 1, 2, 2]
+    assert (details["deadline-packets"], details["sized-packets"],
+            details["unknown-size-packets"], details["karuna-oversize"]) \
+        == ("1", "2", "3", "1")
+
+
 @pytest.mark.parametrize("limit", [0, 60])
 def test_completion_rate_limit_bounds_a_lying_host(sw, limit):
     """trust=host, the median of a 1 s window.  Four honest hosts

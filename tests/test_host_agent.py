@@ -189,6 +189,22 @@ def test_agent_errors_are_clear(cgroup, tmp_path):
     assert cgroup2_root() is not None
 
 
+def test_karuna_marks_on_sockets_that_are_not_tcp_are_counted(cgroup):
+    """attach --karuna (issue 17): SO_MARK on a UDP socket of the cgroup is
+    counted as mark-not-tcp (its data never carries the option); on a TCP
+    socket it is not; the calls themselves succeed."""
+    agent("attach", "--cgroup", str(cgroup.path), "--karuna")
+    script = ("import socket\n"
+              "for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM,"
+              " socket.SOCK_STREAM):\n"
+              "    s = socket.socket(socket.AF_INET, kind)\n"
+              "    s.setsockopt(socket.SOL_SOCKET, 36, 20 << 20 | 5)\n"
+              "    assert s.getsockopt(socket.SOL_SOCKET, 36) == 20 << 20 | 5\n")
+    subprocess.run(["python3", "-c", script], check=True,
+                   preexec_fn=cgroup.join)
+    assert counters(cgroup)["mark-not-tcp"] == 2
+
+
 @pytest.fixture
 def dctcp(hosts):
     agent("dctcp", "register")
