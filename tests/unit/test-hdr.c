@@ -445,47 +445,30 @@ test_karuna_word(void **state)
     assert_int_equal(awafs_karuna_word(AWAFS_KARUNA_DEADLINE_MAX,
                                        AWAFS_KARUNA_SIZE_MAX), 0xffffffff);
 
-    len = awafs_opt_add_karuna(opt, awafs_opt_encode(opt, 7, false, 0),
-                               word);
-    assert_int_equal(len, 12);
-    assert_int_equal(parse_opts_into(opt, 12, &h), AWAFS_PARSE_OK);
-    assert_int_equal(h.bytes_sent, 7);
-    assert_true(h.has_karuna && !h.has_prev);
-    assert_false(h.completed);
-    assert_int_equal(h.karuna, word);
+    /* Data, completion, previous message, both: 4 bytes longer each. */
+    for (int form = 0; form < 4; form++) {
+        bool completed = form & 1, prev = form & 2;
 
-    len = awafs_opt_add_karuna(opt, awafs_opt_encode(opt, 7, true, 9), word);
-    assert_int_equal(len, 16);
-    assert_int_equal(parse_opts_into(opt, 16, &h), AWAFS_PARSE_OK);
-    assert_true(h.completed && h.has_karuna);
-    assert_false(h.has_prev);
-    assert_int_equal(h.flow_size, 9);
-    assert_int_equal(h.karuna, word);
-
-    len = awafs_opt_add_karuna(
-        opt, awafs_opt_encode_prev(opt, 7, false, 0, 5, 6), word);
-    assert_int_equal(len, 20);
-    assert_int_equal(parse_opts_into(opt, 20, &h), AWAFS_PARSE_OK);
-    assert_true(h.has_prev && h.has_karuna);
-    assert_int_equal(h.prev_size, 5);
-    assert_int_equal(h.prev_end, 6);
-    assert_int_equal(h.karuna, word);
-
-    len = awafs_opt_add_karuna(
-        opt, awafs_opt_encode_prev(opt, 7, true, 9, 5, 6), word);
-    assert_int_equal(len, 24);
-    assert_int_equal(parse_opts_into(opt, 24, &h), AWAFS_PARSE_OK);
-    assert_true(h.completed && h.has_prev
-                && h.has_karuna);
-    assert_int_equal(h.flow_size, 9);
-    assert_int_equal(h.karuna, word);
+        len = (prev ? awafs_opt_encode_prev(opt, 7, completed, 9, 5, 6)
+               : awafs_opt_encode(opt, 7, completed, 9));
+        len = awafs_opt_add_karuna(opt, len, word);
+        assert_int_equal(len, 12 + 4 * completed + 8 * prev);
+        assert_int_equal(parse_opts_into(opt, len, &h), AWAFS_PARSE_OK);
+        assert_int_equal(h.bytes_sent, 7);
+        assert_true(h.has_karuna);
+        assert_int_equal(h.karuna, word);
+        assert_int_equal(h.completed, completed);
+        assert_int_equal(h.flow_size, completed ? 9 : 0);
+        assert_int_equal(h.has_prev, prev);
+        assert_int_equal(h.prev_size, prev ? 5 : 0);
+        assert_int_equal(h.prev_end, prev ? 6 : 0);
+    }
 
     /* Today's forms carry none. */
     awafs_opt_encode_prev(opt, 7, true, 9, 5, 6);
     assert_int_equal(parse_opts_into(opt, 20, &h), AWAFS_PARSE_OK);
     assert_false(h.has_karuna);
     assert_int_equal(h.karuna, 0);
-    (void) h;
 }
 
 static void
