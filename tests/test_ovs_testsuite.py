@@ -46,11 +46,8 @@ def test_core_unit_tests_through_ovstest():
     assert "awafs core - strict-priority queues" in text
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (hugepages)")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (DPDK)")
 def test_ovs_dpdk_testsuite_for_awafs():
     """OVS's DPDK testsuite starts its own ovs-vswitchd with DPDK, one test
-    at a time; it needs hugepages."""
-    from testbed.ovs_sandbox import ensure_hugepages
-
-    ensure_hugepages()
+    at a time; the awafs cases need no hugepages (--no-huge)."""
     run_testsuite("check-dpdk", "-k awafs", "ovs-dpdk-testsuite.log", 3, 900)
