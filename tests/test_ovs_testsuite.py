@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from conftest import BUILD
+from ovs_check_all import failed_titles
 
 KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood", "unixctl"]
 
@@ -51,3 +52,16 @@ def test_ovs_dpdk_testsuite_for_awafs():
     """OVS's DPDK testsuite starts its own ovs-vswitchd with DPDK, one test
     at a time; the awafs cases need no hugepages (--no-huge)."""
     run_testsuite("check-dpdk", "-k awafs", "ovs-dpdk-testsuite.log", 3, 900)
+
+
+def test_check_ovs_counts_failed_not_skipped_tests():
+    """make check-ovs's reading of an autotest summary: the failed tests'
+    titles, not the skipped ones listed after them."""
+    log = ("## Summary of the failures. ##\nFailed tests:\n"
+           " NUM: FILE-NAME:LINE     TEST-GROUP-NAME\n"
+           " 943: ofproto.at:2243    ofproto - hidden rules not in table "
+           "stats\n\nSkipped tests:\n"
+           " 159: daemon.at:212      daemon --service\n"
+           "## Detailed failed tests. ##\n")
+    assert failed_titles(log) == {"ofproto - hidden rules not in table stats"}
+
