@@ -83,7 +83,6 @@
  * 200 ms), which the next segment would continue the message after. */
 #define AWAFS_FLOWTAB_QUIET_US 1000000
 #define AWAFS_TCP_MAX_OPTIONS 40
-#define AWAFS_FLOWTAB_MAX_KAPPA 15
 
 /* A message's byte count saturates here (1 TB): 40 bits keep an entry in
  * one 64-byte cache line. */
@@ -101,7 +100,8 @@ struct flow_entry {
     uint8_t queue : 3;          /* Lowest-priority queue the message used. */
     uint8_t bytes_hi;           /* The message's bytes up to 'end': */
     uint16_t full;              /* Payload of a full-sized segment. */
-    uint8_t timeouts : 4;       /* Its message's timeouts, saturating. */
+    uint8_t timeouts : 4;       /* Its message's timeouts, saturating at
+                                 * AWAFS_FLOWTAB_MAX_KAPPA. */
     uint8_t type : 2;           /* Its message's enum awafs_flow_type. */
     bool aged : 1;              /* Its message aged at least once. */
     uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()).
@@ -221,6 +221,17 @@ set_msg_bytes(struct flow_entry *e, uint64_t bytes)
     e->bytes_lo = (uint32_t) bytes;
 }
 
+/* Clears what 'e' knows of its message beyond its bytes: the queue it
+ * used, whether it retransmitted, its timeouts and aging. */
+static void
+clear_message_state(struct flow_entry *e)
+{
+    e->queue = 0;
+    e->tardy = false;
+    e->timeouts = 0;
+    e->aged = false;
+}
+
 /* Ends the message of 'e' and returns its size; 0 if it had no bytes, or
  * if the switch did not see it start (a flow first seen without its SYN:
  * adopted mid-stream, evicted and seen again, or a lone spoofed segment),
@@ -232,10 +243,7 @@ take_message(struct awafs_flowtab *t, struct flow_entry *e)
     bool whole = e->whole;
 
     e->whole = true;            /* The next message starts at 'end'. */
-    e->queue = 0;
-    e->tardy = false;
-    e->timeouts = 0;
-    e->aged = false;
+    clear_message_state(e);
     e->type = AWAFS_FLOW_UNKNOWN;
     if (!size) {
         return 0;
@@ -309,7 +317,7 @@ timeout(struct awafs_flowtab *t, struct flow_entry *e, uint32_t hash)
     unsigned int kappa;
 
     t->stats.timeouts++;
-    if (e->timeouts < 15) {
+    if (e->timeouts < AWAFS_FLOWTAB_MAX_KAPPA) {
         e->timeouts++;
     }
     if (!t->kappa_min || e->type == AWAFS_FLOW_DEADLINE) {
@@ -371,11 +379,8 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->closed = false;
         e->psh = false;
         e->whole = false;
-        e->tardy = false;
-        e->timeouts = 0;
-        e->aged = false;
+        clear_message_state(e);
         e->type = AWAFS_FLOW_UNKNOWN;
-        e->queue = 0;
         e->full = 0;
         e->end = seq;
         set_msg_bytes(e, 0);
@@ -409,10 +414,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->end = seq + 1;
         set_msg_bytes(e, 0);
         e->whole = true;
-        e->tardy = false;
-        e->timeouts = 0;
-        e->aged = false;
-        e->queue = 0;
+        clear_message_state(e);
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
         r->bytes_sent = 0;

@@ -451,10 +451,11 @@ size_t awafs_flowtab_memsize(uint32_t capacity);
 void awafs_flowtab_set_tardy(struct awafs_flowtab *, uint64_t limit);
 /* A retransmission after 'rto_min_us' of silence is a timeout (default
  * AWAFS_FLOWTAB_RTO_MIN_US); a message ages at every kappa-th timeout, kappa
- * uniform in [kappa_min, kappa_max] (at most 15) per flow; no aging with
- * 0, 0 (the default).  False, changing nothing, if the values are not
- * valid. */
+ * uniform in [kappa_min, kappa_max] (at most AWAFS_FLOWTAB_MAX_KAPPA) per
+ * flow; no aging with 0, 0 (the default).  False, changing nothing, if the
+ * values are not valid. */
 #define AWAFS_FLOWTAB_RTO_MIN_US 200000     /* Linux's TCP_RTO_MIN. */
+#define AWAFS_FLOWTAB_MAX_KAPPA 15          /* An entry counts 4 bits. */
 bool awafs_flowtab_set_aging(struct awafs_flowtab *, int64_t rto_min_us,
                              unsigned int kappa_min, unsigned int kappa_max);
 void awafs_flowtab_get_stats(const struct awafs_flowtab *,

@@ -23,6 +23,7 @@ MAX_BUFFER = 65536
 MAX_RATE = 400000000000
 RING_MAX = 1 << 24
 U64_MAX = (1 << 64) - 1
+MAX_KAPPA = 15                  # AWAFS_FLOWTAB_MAX_KAPPA
 
 # What C's strtoull() and strtod() take whole (OVS's str_to_ullong(),
 # str_to_double()).
@@ -142,12 +143,15 @@ def validate(cfg):
             'is neither "adaptive" nor "static"')
     _choice(cfg, "window-type", ("histogram", "exact"),
             'is neither "histogram" nor "exact"')
+    # The core's defaults (awafs_config_default): 7 kB, 14 kB, ... and
+    # 10 %, 20 %, ...
+    default_thresholds = [(i + 1) * 7000 for i in range(sieve - 1)]
+    default_percentiles = [(i + 1) * 10000 for i in range(sieve - 1)]
     thresholds = (_list(cfg, "thresholds", sieve - 1, _byte_count)
-                  or [(i + 1) * 7000 for i in range(sieve - 1)])
+                  or default_thresholds)
     percentiles = (_list(cfg, "percentiles", sieve - 1, _percentile_milli)
-                   or [(i + 1) * 10000 for i in range(sieve - 1)])
-    sizes = [(i + 1) * 7000 for i in range(sieve - 1)]
-    size_pcts = [(i + 1) * 10000 for i in range(sieve - 1)]
+                   or default_percentiles)
+    sizes, size_pcts = default_thresholds, default_percentiles
     if karuna:
         sizes = _list(cfg, "size-thresholds", sieve - 1, _byte_count) or sizes
         size_pcts = (_list(cfg, "size-percentiles", sieve - 1,
@@ -192,8 +196,8 @@ def validate(cfg):
     if aging and cfg.get("trust", "host") == "host":
         raise ConfigError("aging: needs trust=switch or trust=verify (only "
                           "the switch's flow table sees timeouts)")
-    kappa_min = _uint(cfg, "aging-min-timeouts", 1, 15, 2)
-    kappa_max = _uint(cfg, "aging-max-timeouts", 1, 15, 10)
+    kappa_min = _uint(cfg, "aging-min-timeouts", 1, MAX_KAPPA, 2)
+    kappa_max = _uint(cfg, "aging-max-timeouts", 1, MAX_KAPPA, 10)
     if kappa_min > kappa_max:
         raise ConfigError(f"aging-min-timeouts: {kappa_min} is above "
                           f"aging-max-timeouts ({kappa_max})")
