@@ -384,8 +384,10 @@ uint64_t awafs_ring_dropped(const struct awafs_ring *);
 struct awafs_srclimit;
 
 /* Token buckets of 'rate' completions per second and 'burst' completions
- * for up to 'n_slots' sources (rounded up to a power of 2; sources whose
- * keyed hash collides share a bucket).  'seed' should be random and secret.
+ * for up to 'n_slots' sources (rounded up to a power of 2).  Each source is
+ * charged to two buckets chosen by a keyed hash and is limited only when
+ * both are empty, so a source slows another only when it has both of the
+ * other's buckets.  'seed' should be random and secret.
  * NULL if an argument is 0 or too large, or out of memory. */
 struct awafs_srclimit *awafs_srclimit_create(uint32_t n_slots, uint32_t rate,
                                              uint32_t burst, uint64_t seed);

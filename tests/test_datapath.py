@@ -482,28 +482,31 @@ def test_karuna_classifies_by_the_karuna_word(sw):
 
 @pytest.mark.parametrize("limit", [0, 60])
 def test_completion_rate_limit_bounds_a_lying_host(sw, limit):
-    """trust=host, the median of a 1 s window.  Four honest hosts
-    (10.0.0.1-4) report 40 completions each, 50 per second, of sizes 10 kB,
+    """trust=host, the median of a 1 s window.  Eight honest hosts
+    (10.0.0.1-8) report 20 completions each, 25 per second, of sizes 10 kB,
     20 kB, ..., 1.6 MB, while a lying one (10.0.0.66) reports 400 of 100
     bytes, interleaved, in 0.8 s.  Without a limit the liar owns the window
     and the threshold is its 100 bytes.  With completion-rate-limit=60
     (burst 6) the honest hosts lose nothing and the liar gets at most 6 + 60
     per second into the window: the threshold is the honest size that the
-    number it got predicts."""
+    number it got predicts.  (An honest host uses under half its rate, so a
+    stall of the player or the PMD of up to 240 ms costs it nothing; each
+    source has two of 1024 buckets, so the liar shares both of an honest
+    host's with probability about 1 in 250,000.)"""
     sw.sb.set_awafs("p1", queues=2, percentiles=50, thresholds=50000,
                     **{"window-ms": 1000, "interval-ms": 100,
                        "window-type": "exact", "min-samples": 10,
                        "completion-rate-limit": limit})
     frames = []
-    for i in range(40):
-        for h in range(4):
-            size = (4 * i + h + 1) * 10000
+    for i in range(20):
+        for h in range(8):
+            size = (8 * i + h + 1) * 10000
             frames.append(tcp_frame(bytes_sent=size - 1000, flow_size=size,
                                     sport=3000 + i, seq=i,
                                     src=f"10.0.0.{h + 1}"))
         frames += [tcp_frame(bytes_sent=0, flow_size=100, sport=4000 + j,
                              seq=i, payload=100, src="10.0.0.66")
-                   for j in range(10)]
+                   for j in range(20)]
     t0 = sw.play(frames, rate=700)
     elapsed = time.time() - t0
     time.sleep(0.3)

@@ -67,6 +67,31 @@ test_colliding_sources_share(void **state)
     awafs_srclimit_destroy(l);
 }
 
+/* A busy source slows another only if it shares both of the other's
+ * buckets: with 64 slots, about 1 source in 2,000 instead of 1 in 64.  Each
+ * of 1,000 sources gets a table with the same key where the busy one has
+ * just spent its tokens. */
+static void
+test_busy_source_rarely_slows_another(void **state)
+{
+    uint8_t addr[16] = { 192, 168 };
+    int slowed = 0;
+
+    (void) state;
+    for (int i = 0; i < 1000; i++) {
+        struct awafs_srclimit *l = awafs_srclimit_create(64, 1, 1, 11);
+
+        assert_true(awafs_srclimit_allow(l, HOST_A, 0));
+        assert_false(awafs_srclimit_allow(l, HOST_A, 0));
+        addr[2] = i >> 8;
+        addr[3] = i;
+        slowed += !awafs_srclimit_allow(l, addr, 0);
+        awafs_srclimit_destroy(l);
+    }
+    /* One bucket per source would slow about 16 of them. */
+    assert_in_range(slowed, 0, 3);
+}
+
 static void
 test_create_limits(void **state)
 {
@@ -83,6 +108,7 @@ AWAFS_UNIT_MAIN(srclimit)
         cmocka_unit_test(test_burst_then_rate),
         cmocka_unit_test(test_sources_apart_and_clock_steps),
         cmocka_unit_test(test_colliding_sources_share),
+        cmocka_unit_test(test_busy_source_rarely_slows_another),
         cmocka_unit_test(test_create_limits),
     };
 
