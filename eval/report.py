@@ -20,7 +20,12 @@ PNG plots beside them:
   (<= 100 kB) that lost a packet (tardy: the server's TCP sent some of the
   response again) and of the others, TFS and TFS+ against AWAFS alone,
   beside the factors of improvement of the letter's model
-  (sim/tfs_model.py) at the loss the run measured.
+  (sim/tfs_model.py) at the loss the run measured;
+- karuna (seed 003): per load and scheme, the deadline-miss rate, mean and
+  p95 FCT of type-1 (deadline) flows and the mean and p95 FCT of type-2
+  (known size) and type-3 (unknown size) flows, all and small
+  (<= 100 kB); for the Long Flow runs also the large ones (> 5 MB),
+  without and with aging.
 """
 
 import argparse
@@ -34,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "sim"))
 import tfs_model  # noqa: E402
+from testbed.flowgen import REQ, karuna_deadline_ms  # noqa: E402
 from testbed.workload import load_cdf, workloads_dir  # noqa: E402
 
 CLASSES = [("small", 0, 100000), ("medium", 100000, 10000000),
@@ -44,12 +50,17 @@ MISMATCHED = {"websearch": "pias-datamining", "datamining": "pias-websearch",
               "hadoop": "pias-datamining", "cache": "pias-datamining"}
 FIELDS = ["experiment", "run", "transport", "workload", "load", "scheme",
           "phase", "class", "flows", "mean_ms", "p99_ms", "slowdown",
-          "timeout_flows", "dropped", "ecn_marks", "tardy_share"]
+          "timeout_flows", "dropped", "ecn_marks", "tardy_share", "p95_ms",
+          "miss_pct"]
+
+
+def percentile(v, p):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(p * len(s)))] if s else float("nan")
 
 
 def p99(v):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(0.99 * len(s)))] if s else float("nan")
+    return percentile(v, 0.99)
 
 
 def mean(v):
@@ -208,6 +219,70 @@ def tardy_factors(rows):
     return "\n".join(out)
 
 
+def karuna_type(flow):
+    """1 (deadline), 2 (known size) or 3, from the flow's server's spec."""
+    spec = flow["karuna"]
+    return 1 if spec.startswith("deadline") else 2 if spec == "size" else 3
+
+
+def missed(flow):
+    """Whether the flow took longer than the deadline its server gave it."""
+    size = REQ.size + int(flow["size"])
+    return int(flow["fct_us"]) > 1000 * karuna_deadline_ms(flow["karuna"],
+                                                           size)
+
+
+def karuna_rows(runs):
+    rows = []
+    for run in runs:
+        large = run.meta["workload"] == "longflow"
+        for t in (1, 2, 3):
+            flows = [r for r in run.flows if karuna_type(r) == t]
+            classes = [(f"type{t}", flows),
+                       (f"type{t}-small",
+                        [r for r in flows if int(r["size"]) <= 100000])]
+            if large and t > 1:
+                classes.append((f"type{t}-large", [
+                    r for r in flows if int(r["size"]) > 5000000]))
+            for cls, sel in classes:
+                fct = [int(r["fct_us"]) / 1000 for r in sel]
+                row = base_row("karuna", run, **{"class": cls},
+                               **flow_stats(sel),
+                               p95_ms=percentile(fct, 0.95))
+                if t == 1:
+                    row["miss_pct"] = (100 * sum(map(missed, sel)) / len(sel)
+                                       if sel else float("nan"))
+                rows.append(row)
+    return rows
+
+
+def karuna_changes(rows):
+    """Karuna's mean and p95 FCT of types 2 and 3 against the two baselines,
+    and the deadline-miss rates."""
+    index = {(r["workload"], r["load"], r["scheme"], r["class"]): r
+             for r in rows}
+    out = ["| load % | scheme | deadline miss | against | type 2 mean | "
+           "type 2 p95 | type 3 mean | type 3 p95 |", "|" + "---|" * 8]
+    for wl, load in sorted({(r["workload"], r["load"]) for r in rows
+                            if r["workload"] != "longflow"}):
+        for scheme in ("karuna-static", "karuna-adaptive"):
+            for base in ("dctcp-only", "deadline-on-top"):
+                a1 = index.get((wl, load, scheme, "type1"))
+                b1 = index.get((wl, load, base, "type1"))
+                if not a1 or not b1:
+                    continue
+                cells = []
+                for t in (2, 3):
+                    a = index[(wl, load, scheme, f"type{t}")]
+                    b = index[(wl, load, base, f"type{t}")]
+                    cells += [f"{change(a['mean_ms'], b['mean_ms']):+.0f} %",
+                              f"{change(a['p95_ms'], b['p95_ms']):+.0f} %"]
+                out.append(f"| {load} | {scheme} | {a1['miss_pct']:.1f} % "
+                           f"| {base} ({b1['miss_pct']:.1f} %) | "
+                           + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def table(rows, cols, header):
     lines = ["| " + " | ".join(header) + " |",
              "|" + "---|" * len(header)]
@@ -216,7 +291,7 @@ def table(rows, cols, header):
             continue
         cells = []
         for c in cols:
-            v = r[c]
+            v = r.get(c, "")
             cells.append(f"{v:.2f}" if isinstance(v, float) else str(v))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -381,16 +456,18 @@ def main(argv):
     args = ap.parse_args(argv)
     out = Path(args.out)
     runs = {exp: load_runs(out, exp)
-            for exp in ("micro", "shift", "pias", "hetero", "tardy")}
+            for exp in ("micro", "shift", "pias", "hetero", "tardy",
+                        "karuna")}
     micro = micro_rows(runs["micro"])
     shift = shift_rows(runs["shift"])
     pias = pias_rows(runs["pias"])
     hetero = hetero_rows(runs["hetero"])
     tardy = tardy_rows(runs["tardy"])
+    karuna = karuna_rows(runs["karuna"])
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
         w.writeheader()
-        w.writerows(micro + shift + pias + hetero + tardy)
+        w.writerows(micro + shift + pias + hetero + tardy + karuna)
     md = ["# Evaluation report", "",
           "Regenerated by `python3 eval/report.py` from the runs under "
           f"`{out}/runs/` (`make eval`).  Times in ms; `drops` and `CE` are "
@@ -464,6 +541,20 @@ def main(argv):
                "or TFS+): measured / the letter's model (sim/tfs_model.py) at "
                "the run's load and the share of flows that lost a packet "
                "with AWAFS alone:", "", tardy_factors(tardy), ""]
+    if karuna:
+        md += ["## Karuna's mix-flows (seed 003)", "",
+               "A third of the flows of each type (1: deadline, 2: known "
+               "size, 3: unknown size); DCTCP for all of them (no MCP).", "",
+               table(sorted(karuna, key=lambda r: (r["workload"], r["load"],
+                                                   r["class"], r["scheme"])),
+                     ["workload", "load", "class", "scheme", "flows",
+                      "miss_pct", "mean_ms", "p95_ms", "p99_ms",
+                      "timeout_flows", "dropped", "ecn_marks"],
+                     ["workload", "load %", "class", "scheme", "flows",
+                      "deadline miss %", "mean", "p95", "p99",
+                      "flows with a timeout", "drops", "CE"]), "",
+               "Karuna against the baselines (change of FCT; negative is "
+               "shorter):", "", karuna_changes(karuna), ""]
     md += ["## The generators' own overhead", "",
            "How late the load generators (testbed/httpload.py, "
            "testbed/flowgen.py) sent each request against its schedule.",

@@ -49,6 +49,16 @@ Experiments (the same seed for every scheme of a workload and load):
   lose packets, the switch's own count (trust=switch), AWAFS on 4 queues
   as in the shift experiment: tardy flows ignored ("off"), TFS and TFS+
   (100 kB).
+- karuna (seed 003, §8): web search at 50 % and 80 % load, a third of the
+  flows of each type (n1's responses have a deadline, KARUNA_DEADLINE; n2's
+  a known size; n3's neither), DCTCP, 8 queues: everything in one queue
+  ("dctcp-only"), deadline flows in queue 0 and the rest in one queue below
+  ("deadline-on-top"), and Karuna with the static thresholds of
+  sim/karuna_thresholds.py and with thresholds learned from them (RefPct
+  10, ..., 60 for both {alpha} and {beta}).  Aging (its Fig. 14): the Long
+  Flow workload (eval/workloads/longflow.cdf, 1 kB to 10 MB) at 80 %,
+  Karuna's static thresholds for it with the switch's count, without and
+  with aging.  No MCP: deadline flows run DCTCP.
 - hetero (§5.6): the leaf-spine fabric of testbed/leafspine.py, web search
   between hosts i < j and data mining otherwise, at 50 % and 80 % of every
   downlink: PIAS's web-search thresholds on every port against AWAFS
@@ -66,8 +76,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "eval"))
+sys.path.insert(0, str(REPO / "sim"))
 
 import report  # noqa: E402
+from testbed.flowbench import PORT  # noqa: E402
 from testbed.flowgen import cdf_mean  # noqa: E402
 from testbed.ovs_sandbox import one_switch_per_machine  # noqa: E402
 from testbed.workload import load_cdf, workloads_dir  # noqa: E402
@@ -89,10 +101,20 @@ REFPCT8 = "10,20,30,40,50,60,70"
 TARDY_LOADS = [0.1, 0.3, 0.5, 0.7, 0.9]
 TARDY_WORKLOADS = ["datamining", "cache"]
 TARDY_BUFFER = 32
+KARUNA_LOADS = [0.5, 0.8]
+KARUNA_QUEUES = 8
+# n1's deadline: the response's time at 25 Mbit/s, at least 10 ms (the
+# paper's smallest is 5 ms at 10 Gb/s with a 100 us base RTT; ours is about
+# 250 us), so a third of the flows can all meet theirs at 80 % load.
+KARUNA_DEADLINE = "deadline:10:25000000"
+KARUNA_SENDERS = (KARUNA_DEADLINE, "size", None)
+KARUNA_AGING_SECONDS = 60
 
 
 def cdf_path(workload):
-    return workloads_dir() / f"{workload}.cdf"
+    """The shared workloads', or one of eval/workloads/."""
+    own = REPO / "eval" / "workloads" / f"{workload}.cdf"
+    return own if own.exists() else workloads_dir() / f"{workload}.cdf"
 
 
 @lru_cache(maxsize=None)
@@ -153,6 +175,33 @@ def tardy_scheme(tardy):
             "buffer": TARDY_BUFFER, "tardy": tardy}
 
 
+def karuna_schemes(workload, load):
+    """dctcp-only, deadline-on-top and Karuna with the static thresholds of
+    sim/karuna_thresholds.py (a third of the flows of each type), and
+    learned from them."""
+    from karuna_thresholds import solve, thresholds
+    shares = (1 / 3, 1 / 3, 1 / 3)
+    points = load_cdf(cdf_path(workload))
+    phi, theta, _ = solve(KARUNA_QUEUES - 1, load, shares)
+    beta = csvlist(thresholds(points, phi, shares[1]))
+    alpha = csvlist(thresholds(points, theta, shares[2]))
+    one_queue = 4294967295
+    karuna = {**WORKLOAD_WINDOW, "queues": KARUNA_QUEUES, "karuna": "on",
+              "thresholds": alpha, "size-thresholds": beta}
+    refpct = csvlist(range(10, 10 * (KARUNA_QUEUES - 1), 10))
+    return {
+        "dctcp-only": {"queues": 2, "mode": "static",
+                       "thresholds": one_queue},
+        "deadline-on-top": {"queues": 3, "karuna": "on", "mode": "static",
+                            "thresholds": one_queue,
+                            "size-thresholds": one_queue},
+        "karuna-static": {**karuna, "mode": "static"},
+        "karuna-adaptive": {**karuna, "mode": "adaptive",
+                            "percentiles": refpct,
+                            "size-percentiles": refpct},
+    }
+
+
 def flows_for(load, mean, seconds=SECONDS_PER_RUN):
     """How many flows of 'mean' bytes arrive in 'seconds' at 'load'."""
     return max(100, int(load * RATE * seconds / (8 * mean)))
@@ -203,10 +252,25 @@ def suite():
                                           "transport": "cubic",
                                           "scheme": tardy,
                                           "qos": tardy_scheme(tardy)}))
+    for load in KARUNA_LOADS:
+        for scheme, qos in karuna_schemes("websearch", load).items():
+            runs.append(("karuna", f"websearch-load{int(load * 100)}-"
+                         f"{scheme}", {"workload": "websearch", "load": load,
+                                       "scheme": scheme, "qos": qos,
+                                       "karuna": KARUNA_SENDERS}))
+    aging = karuna_schemes("longflow", 0.8)["karuna-static"]
+    for on in ("off", "on"):
+        runs.append(("karuna", f"longflow-load80-aging-{on}",
+                     {"workload": "longflow", "load": 0.8,
+                      "scheme": f"karuna-aging-{on}",
+                      "seconds": KARUNA_AGING_SECONDS,
+                      "qos": {**aging, "trust": "switch", "aging": on},
+                      "karuna": KARUNA_SENDERS}))
     for _, _, p in runs:
         if "workload" in p:
             p["phases"] = [(p["workload"], flows_for(
-                p["load"], mean_bytes(p["workload"])))]
+                p["load"], mean_bytes(p["workload"]),
+                p.get("seconds", SECONDS_PER_RUN)))]
 
     for load in HETERO_LOADS:
         schemes = pias_schemes(load)
@@ -259,8 +323,10 @@ def bench_for(exp, params):
         return ("hetero",), LeafSpineBed
     from testbed.flowbench import FlowBench
     transport = params.get("transport", "dctcp")
-    return (("flowbench", transport),
-            lambda: FlowBench(transport=transport))
+    karuna = params.get("karuna")
+    return (("flowbench", transport, karuna),
+            lambda: FlowBench(transport=transport,
+                              karuna=list(karuna) if karuna else None))
 
 
 def run_one(bench, exp, params):
@@ -278,6 +344,12 @@ def run_one(bench, exp, params):
     rows, thresholds = bench.measure(
         params["qos"], [(cdf_path(w), n) for w, n in params["phases"]],
         params["load"] * RATE, RATE, per_flow=params.get("per_flow", False))
+    if params.get("karuna"):
+        # Each flow's Karuna spec, from its server: its type and deadline.
+        spec = {f"{h.addr}:{PORT}": k or ""
+                for h, k in zip(bench.senders, params["karuna"])}
+        for r in rows:
+            r["karuna"] = spec[r["server"]]
     return rows, {"p0": thresholds}, {"p0": bench.port_stats}
 
 
@@ -338,7 +410,7 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
     ap.add_argument("--only", choices=["micro", "shift", "pias", "hetero",
-                                       "tardy"])
+                                       "tardy", "karuna"])
     ap.add_argument("--match", default="")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")

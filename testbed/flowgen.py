@@ -2,7 +2,7 @@
 with their completion times.
 
     python3 flowgen.py server --addr A --port P [--one-call]
-                              [--karuna deadline:MS|size] --log CSV
+                              [--karuna size|deadline:MS[:BPS]] --log CSV
     python3 flowgen.py client --server A:P [--server ...]
                               --phase CDF:N [--phase CDF:N ...]
                               --load BPS --rate BPS [--seed S]
@@ -39,7 +39,9 @@ Server, --karuna: a Karuna-aware application (seed 003).  Before each
 response it sets its socket's mark (SO_MARK) to the response's Karuna word,
 which the host agent (attach --karuna) copies into the AWAFS option:
 "size" says the response's size (a type-2 flow), "deadline:MS" a deadline
-of MS ms and the size (type 1).  Without it the mark stays 0 (type 3).
+of MS ms and the size (type 1), "deadline:MS:BPS" a deadline of the time
+the response takes at BPS bits/s, at least MS ms (karuna_deadline_ms()).
+Without it the mark stays 0 (type 3).
 
 Server: per flow, the TCP_INFO counters of its connection from the
 response's first write until the next request or the close (when the
@@ -121,14 +123,31 @@ def karuna_mark(deadline_ms, size_bytes):
 
 
 def karuna_spec(spec):
-    """--karuna's value: the deadline in ms ("deadline:MS") or 0 ("size")."""
+    """--karuna's value as (deadline floor in ms, rate in bits/s or None):
+    (0, None) for "size", (MS, None) for "deadline:MS", (MS, BPS) for
+    "deadline:MS:BPS"."""
     if spec == "size":
-        return 0
-    kind, _, ms = spec.partition(":")
-    if kind != "deadline" or not ms.isdigit() or not 0 < int(ms) <= 0xfff:
+        return 0, None
+    kind, _, rest = spec.partition(":")
+    ms, _, bps = rest.partition(":")
+    if (kind != "deadline" or not ms.isdigit()
+            or not 0 < int(ms) <= KARUNA_DEADLINE_MAX_MS
+            or (bps and not (bps.isdigit() and int(bps) > 0))):
         raise argparse.ArgumentTypeError(
-            f'"{spec}": "size" or "deadline:MS", MS from 1 to 4095')
-    return int(ms)
+            f'"{spec}": "size", "deadline:MS" or "deadline:MS:BPS", MS from '
+            f"1 to {KARUNA_DEADLINE_MAX_MS}, BPS a positive integer")
+    return int(ms), int(bps) if bps else None
+
+
+def karuna_deadline_ms(spec, size_bytes):
+    """The deadline (ms; 0: none) that the --karuna 'spec' gives a response
+    of 'size_bytes': its floor, or the time the response takes at the
+    spec's rate if longer, at most what the mark holds."""
+    floor_ms, bps = karuna_spec(spec) if isinstance(spec, str) else spec
+    if not bps:
+        return floor_ms
+    return min(KARUNA_DEADLINE_MAX_MS,
+               max(floor_ms, -(-size_bytes * 8000 // bps)))
 
 
 # ---- server -----------------------------------------------------------
@@ -158,8 +177,9 @@ async def serve_connection(reader, writer, one_call, karuna, log):
                 size, b"b" * size)
             header = REQ.pack(flow, size)
             if karuna is not None:
-                sock.setsockopt(socket.SOL_SOCKET, SO_MARK,
-                                karuna_mark(karuna, REQ.size + size))
+                wire = REQ.size + size
+                sock.setsockopt(socket.SOL_SOCKET, SO_MARK, karuna_mark(
+                    karuna_deadline_ms(karuna, wire), wire))
             if one_call:
                 writer.write(header + body)
             else:

@@ -32,7 +32,7 @@ def test_every_experiment_is_in_the_suite_once():
     runs = run.suite()
     assert len({key for _, key, _ in runs}) == len(runs)
     assert {exp for exp, _, _ in runs} == {"micro", "shift", "pias",
-                                           "hetero", "tardy"}
+                                           "hetero", "tardy", "karuna"}
     loads = {p["load"] for exp, _, p in runs if exp == "micro"}
     assert loads == {0.5, 0.6, 0.7, 0.8, 0.9}
     shift = [p for exp, _, p in runs if exp == "shift"]
@@ -48,6 +48,23 @@ def test_every_experiment_is_in_the_suite_once():
     assert {p["load"] for p in tardy} == {0.1, 0.3, 0.5, 0.7, 0.9}
     assert all(p["qos"]["trust"] == "switch" and p["transport"] == "cubic"
                and p["qos"]["buffer"] == run.TARDY_BUFFER for p in tardy)
+    # Karuna: a third of the flows of each type; the two baselines and
+    # Karuna with 8 queues; aging with the switch's count.
+    karuna = [p for exp, _, p in runs if exp == "karuna"]
+    assert all(p["karuna"] == run.KARUNA_SENDERS for p in karuna)
+    assert {p["scheme"] for p in karuna} == {
+        "dctcp-only", "deadline-on-top", "karuna-static", "karuna-adaptive",
+        "karuna-aging-off", "karuna-aging-on"}
+    for p in karuna:
+        if p["scheme"].startswith("karuna"):
+            q = p["qos"]
+            assert q["queues"] == 8 and q["karuna"] == "on"
+            assert len(q["thresholds"].split(",")) == 6
+            assert len(q["size-thresholds"].split(",")) == 6
+    aging = [p for p in karuna if "aging" in p["qos"]]
+    assert sorted(p["qos"]["aging"] for p in aging) == ["off", "on"]
+    assert all(p["qos"]["trust"] == "switch"
+               and p["phases"][0][0] == "longflow" for p in aging)
 
 
 def test_finished_runs_are_skipped(tmp_path):
@@ -95,6 +112,16 @@ def test_report_from_the_runs_files(tmp_path):
                    flow(2, 5000, 1000, retransmits=0),
                    flow(3, 7000, 3000, retransmits=0),
                    flow(4, 1000000, 90000, retransmits=0)])
+    # Karuna: one deadline flow meets its deadline (100 kB: 33 ms at
+    # 25 Mbit/s), one misses it (1 kB: the 10 ms floor).
+    deadline = run.KARUNA_DEADLINE
+    for scheme, fct2 in (("dctcp-only", 8000), ("karuna-static", 2000)):
+        write_run(tmp_path, "karuna", f"websearch-load80-{scheme}",
+                  {"workload": "websearch", "load": 0.8, "scheme": scheme},
+                  [flow(1, 100000, 30000, karuna=deadline),
+                   flow(2, 1000, 15000, karuna=deadline),
+                   flow(3, 5000, fct2, karuna="size"),
+                   flow(4, 5000, 4000, karuna="")])
     report.main(["--out", str(tmp_path)])
     with open(tmp_path / "summary.csv") as f:
         rows = list(csv.DictReader(f))
@@ -124,7 +151,13 @@ def test_report_from_the_runs_files(tmp_path):
     assert float(tardy["tardy_share"]) == 0.25
     assert one(run="cache-load50-tfs",
                **{"class": "short-normal"})["mean_ms"] == "2.0"
+    t1 = one(run="websearch-load80-karuna-static", **{"class": "type1"})
+    assert t1["flows"] == "2" and float(t1["miss_pct"]) == 50.0
+    assert one(run="websearch-load80-karuna-static",
+               **{"class": "type2"})["mean_ms"] == "2.0"
     text = (tmp_path / "report.md").read_text()
+    assert ("| 80 | karuna-static | 50.0 % | dctcp-only (50.0 %) | -75 % | "
+            "-75 % | +0 % | +0 % |") in text
     # Measured 8 ms / 4 ms; the model at load 0.5 and w = 0.25.
     model = report.tfs_model.factors(
         report.load_cdf(report.workloads_dir() / "cache.cdf"), 0.5, 0.25,
@@ -133,7 +166,7 @@ def test_report_from_the_runs_files(tmp_path):
             f"1.00 / {model['tfs', 'normal']:.2f} |") in text
     for heading in ("## Micro benchmark", "## Workload shift",
                     "## AWAFS and PIAS", "## Heterogeneous traffic",
-                    "## Tardy flows"):
+                    "## Tardy flows", "## Karuna's mix-flows"):
         assert heading in text
     assert "| load50-awafs-refpct | leaf1-eth1 | 7000, 9000 |" in text
     assert "| cache | 50 | large |" not in text     # No flows: no row.

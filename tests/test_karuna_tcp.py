@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from testbed.flowbench import FLOWGEN, PORT, FlowBench, base_rtt_us
+from testbed.flowgen import karuna_deadline_ms, karuna_mark, karuna_spec
 from testbed.senderbed import AWAFS_PORT, run_clients
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
@@ -27,6 +28,21 @@ def bench():
     b = FlowBench(transport="cubic", karuna=["deadline:20", "size", None])
     yield b
     b.close()
+
+
+def test_deadline_specs():
+    """A response's deadline: fixed, or its time at a rate with a floor,
+    within the mark's 12 bits; bad specs are refused."""
+    assert karuna_deadline_ms("size", 5000) == 0
+    assert karuna_deadline_ms("deadline:20", 10 ** 7) == 20
+    assert karuna_deadline_ms("deadline:10:25000000", 1000) == 10
+    assert karuna_deadline_ms("deadline:10:25000000", 100000) == 32
+    assert karuna_deadline_ms("deadline:10:25000000", 3 * 10 ** 7) == 4095
+    assert karuna_mark(32, 100000) == 32 << 20 | 98
+    for bad in ("deadline:0", "deadline:5000", "deadline:5:0",
+                "deadline:5:x", "dl:5"):
+        with pytest.raises(Exception, match="deadline:MS:BPS"):
+            karuna_spec(bad)
 
 
 def cdf(tmp_path, name, lines):
