@@ -293,19 +293,26 @@ async def client_main(args):
         w.writerows(rows)
 
 
-def merge_logs(client_csv, server_csvs):
+def merge_logs(client_csv, server_csvs, timeout=5.0):
     """The client's rows with each flow's retransmits, timeouts and bytes
     sent again from the servers' logs (flow 0, the base-RTT probes, is left
-    out)."""
-    counters = {}
-    for path in server_csvs:
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                counters[r["id"]] = (int(r["retransmits"]),
-                                     int(r["timeouts"]),
-                                     int(r["resent_bytes"]))
+    out).  A server logs a connection's last flow when the client closes
+    it, so this waits up to 'timeout' seconds for every flow's row."""
     with open(client_csv) as f:
         rows = list(csv.DictReader(f))
+    until = time.monotonic() + timeout
+    while True:
+        counters = {}
+        for path in server_csvs:
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    counters[r["id"]] = (int(r["retransmits"]),
+                                         int(r["timeouts"]),
+                                         int(r["resent_bytes"]))
+        if (all(r["id"] in counters for r in rows)
+                or time.monotonic() > until):
+            break
+        time.sleep(0.1)
     for r in rows:
         r["retransmits"], r["timeouts"], r["resent_bytes"] = counters.get(
             r["id"], (0, 0, 0))
