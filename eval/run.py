@@ -55,10 +55,12 @@ Experiments (the same seed for every scheme of a workload and load):
   ("dctcp-only"), deadline flows in queue 0 and the rest in one queue below
   ("deadline-on-top"), and Karuna with the static thresholds of
   sim/karuna_thresholds.py and with thresholds learned from them (RefPct
-  10, ..., 60 for both {alpha} and {beta}).  Aging (its Fig. 14): the Long
-  Flow workload (eval/workloads/longflow.cdf, 1 kB to 10 MB) at 80 %,
+  10, ..., 60 for both {alpha} and {beta}); all with DCTCP, and Karuna's
+  static thresholds again with MCP (awafs_mcp: every flow DCTCP, deadline
+  flows paced to their deadline; "karuna-mcp").  Aging (its Fig. 14): the
+  Long Flow workload (eval/workloads/longflow.cdf, 1 kB to 10 MB) at 80 %,
   Karuna's static thresholds for it with the switch's count, without and
-  with aging.  No MCP: deadline flows run DCTCP.
+  with aging, DCTCP.
 - hetero (§5.6): the leaf-spine fabric of testbed/leafspine.py, web search
   between hosts i < j and data mining otherwise, at 50 % and 80 % of every
   downlink: PIAS's web-search thresholds on every port against AWAFS
@@ -253,11 +255,17 @@ def suite():
                                           "scheme": tardy,
                                           "qos": tardy_scheme(tardy)}))
     for load in KARUNA_LOADS:
-        for scheme, qos in karuna_schemes("websearch", load).items():
+        schemes = karuna_schemes("websearch", load)
+        for scheme, qos in schemes.items():
             runs.append(("karuna", f"websearch-load{int(load * 100)}-"
                          f"{scheme}", {"workload": "websearch", "load": load,
                                        "scheme": scheme, "qos": qos,
                                        "karuna": KARUNA_SENDERS}))
+        runs.append(("karuna", f"websearch-load{int(load * 100)}-karuna-mcp",
+                     {"workload": "websearch", "load": load,
+                      "scheme": "karuna-mcp", "transport": "mcp",
+                      "qos": schemes["karuna-static"],
+                      "karuna": KARUNA_SENDERS}))
     aging = karuna_schemes("longflow", 0.8)["karuna-static"]
     for on in ("off", "on"):
         runs.append(("karuna", f"longflow-load80-aging-{on}",

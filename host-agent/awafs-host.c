@@ -5,7 +5,8 @@
  *   awafs-host detach --cgroup PATH
  *   awafs-host status [--cgroup PATH]
  *   awafs-host per-segment IFACE on|off
- *   awafs-host dctcp register [--system] | unregister | status
+ *   awafs-host dctcp register [--system] [--mcp-capacity BPS] | unregister
+ *                    | status
  *
  * 'attach' loads awafs_sockops.bpf.c, attaches it to the cgroup v2 directory
  * PATH and pins the link and its counters under /sys/fs/bpf/awafs/ID (ID:
@@ -25,7 +26,11 @@
  * control named "awafs_dctcp" (this kernel has no tcp_dctcp), and pins it so
  * that it stays registered; --system also makes it the default of this
  * network namespace.  'attach --cc awafs_dctcp' selects it for a cgroup's
- * connections instead. */
+ * connections instead.  It registers "awafs_mcp" too: Karuna's MCP, DCTCP
+ * whose messages with a deadline in their socket's mark take just the rate
+ * that meets it ('attach --cc awafs_mcp --karuna'); --mcp-capacity gives it
+ * the bottleneck's rate, so that it gives up a deadline it can no longer
+ * make before the deadline passes. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -70,8 +75,8 @@ usage(FILE *f)
                "       awafs-host detach --cgroup PATH\n"
                "       awafs-host status [--cgroup PATH]\n"
                "       awafs-host per-segment IFACE on|off\n"
-               "       awafs-host dctcp register [--system] | unregister "
-               "| status\n");
+               "       awafs-host dctcp register [--system] "
+               "[--mcp-capacity BPS] | unregister | status\n");
 }
 
 static int
@@ -399,95 +404,195 @@ cc_available(const char *name)
     return found;
 }
 
+/* What 'dctcp register' pins under DCTCP_PIN: the two struct_ops maps
+ * first, then their counters. */
+static const char *const dctcp_pins[] = { "ops", "mcp-ops", "reductions",
+                                          "mcp-stats", "mcp-capacity" };
+#define N_DCTCP_OPS 2
+
+/* Registers 'ops' and pins it as 'name' under DCTCP_PIN: the
+ * pinned map keeps it registered after we exit. */
 static int
-cmd_dctcp(const char *what, int system_wide)
+register_ops(struct bpf_map *ops, const char *name)
 {
     char pin[PATH_MAX];
-    struct awafs_dctcp *skel;
     struct bpf_link *link;
     int err;
 
-    snprintf(pin, sizeof pin, "%s/ops", DCTCP_PIN);
-    if (!strcmp(what, "register")) {
-        if (ensure_bpffs()) {
-            return 1;
-        }
-        if (cc_available("awafs_dctcp")) {
-            printf("awafs-host: awafs_dctcp already registered\n");
-        } else {
-            skel = awafs_dctcp__open_and_load();
-            if (!skel) {
-                return fail("cannot load awafs_dctcp (kernel without BPF "
-                            "struct_ops for TCP congestion control?)%s", "",
-                            errno);
-            }
-            link = bpf_map__attach_struct_ops(skel->maps.awafs_dctcp);
-            if (!link) {
-                err = errno;
-                awafs_dctcp__destroy(skel);
-                return fail("cannot register awafs_dctcp%s", "", err);
-            }
-            /* The pinned maps keep it registered after we exit. */
-            mkdir(DCTCP_PIN, 0700);
-            err = bpf_map__pin(skel->maps.awafs_dctcp, pin);
-            if (!err) {
-                snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
-                err = bpf_map__pin(skel->maps.reductions, pin);
-            }
-            bpf_link__disconnect(link);
-            bpf_link__destroy(link);
-            awafs_dctcp__destroy(skel);
-            if (err) {
-                return fail("cannot pin under %s", DCTCP_PIN, -err);
-            }
-            printf("awafs-host: awafs_dctcp registered\n");
-        }
-        return system_wide ? write_sysctl(CC_SYSCTL, "awafs_dctcp") : 0;
-    } else if (!strcmp(what, "unregister")) {
-        int fd = bpf_obj_get(pin), zero = 0;
-        char cur[32] = "";
-        FILE *f = fopen(CC_SYSCTL, "r");
+    link = bpf_map__attach_struct_ops(ops);
+    if (!link) {
+        return fail("cannot register %s", bpf_map__name(ops), errno);
+    }
+    snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, name);
+    err = bpf_map__pin(ops, pin);
+    bpf_link__disconnect(link);
+    bpf_link__destroy(link);
+    return err ? fail("cannot pin %s", pin, -err) : 0;
+}
 
-        if (fd < 0) {
-            return fail("awafs_dctcp is not registered%s", "", 0);
+/* Sets awafs_mcp's capacity (bits/s, 0: unknown) in its pinned map. */
+static int
+set_mcp_capacity(unsigned long long bps)
+{
+    char pin[PATH_MAX];
+    int fd, key = 0, err;
+
+    snprintf(pin, sizeof pin, "%s/mcp-capacity", DCTCP_PIN);
+    fd = bpf_obj_get(pin);
+    if (fd < 0) {
+        return fail("cannot open %s", pin, errno);
+    }
+    err = bpf_map_update_elem(fd, &key, &bps, BPF_ANY) ? errno : 0;
+    close(fd);
+    return err ? fail("cannot set the capacity in %s", pin, err) : 0;
+}
+
+/* 'mcp_capacity' < 0: keep awafs_mcp's capacity as it is. */
+static int
+dctcp_register(int system_wide, long long mcp_capacity)
+{
+    struct awafs_dctcp *skel;
+    char pin[PATH_MAX];
+    int err;
+
+    if (ensure_bpffs()) {
+        return 1;
+    }
+    if (cc_available("awafs_mcp")) {
+        printf("awafs-host: awafs_dctcp and awafs_mcp already registered\n");
+    } else {
+        skel = awafs_dctcp__open_and_load();
+        if (!skel) {
+            return fail("cannot load awafs_dctcp (kernel without BPF "
+                        "struct_ops for TCP congestion control?)%s", "",
+                        errno);
         }
-        if (f && fgets(cur, sizeof cur, f) && !strncmp(cur, "awafs_dctcp",
-                                                        11)) {
-            write_sysctl(CC_SYSCTL, "cubic");
+        struct bpf_map *maps[] = { skel->maps.awafs_dctcp,
+                                   skel->maps.awafs_mcp,
+                                   skel->maps.reductions,
+                                   skel->maps.mcp_stats,
+                                   skel->maps.mcp_capacity_bps };
+
+        mkdir(DCTCP_PIN, 0700);
+        err = 0;
+        for (size_t i = 0; !err && i < sizeof maps / sizeof maps[0]; i++) {
+            if (i < N_DCTCP_OPS) {
+                err = register_ops(maps[i], dctcp_pins[i]);
+                continue;
+            }
+            snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, dctcp_pins[i]);
+            err = bpf_map__pin(maps[i], pin);
+            if (err) {
+                err = fail("cannot pin %s", pin, -err);
+            }
         }
+        awafs_dctcp__destroy(skel);
+        if (err) {
+            return err;
+        }
+        printf("awafs-host: awafs_dctcp and awafs_mcp registered\n");
+    }
+    if (mcp_capacity >= 0 && set_mcp_capacity(mcp_capacity)) {
+        return 1;
+    }
+    return system_wide ? write_sysctl(CC_SYSCTL, "awafs_dctcp") : 0;
+}
+
+static int
+dctcp_unregister(void)
+{
+    char pin[PATH_MAX], cur[32] = "";
+    FILE *f = fopen(CC_SYSCTL, "r");
+    int zero = 0;
+
+    snprintf(pin, sizeof pin, "%s/ops", DCTCP_PIN);
+    if (access(pin, F_OK)) {
         if (f) {
             fclose(f);
         }
-        bpf_map_delete_elem(fd, &zero);   /* Unregisters it. */
-        close(fd);
-        unlink(pin);
-        snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
-        unlink(pin);
-        rmdir(DCTCP_PIN);
-        printf("awafs-host: awafs_dctcp unregistered\n");
-        return 0;
-    } else if (!strcmp(what, "status")) {
-        struct {
-            unsigned int cwnd, alpha, ssthresh, count;
-            unsigned int acks, ece_acks, ce_changes, no_ce_changes;
-            unsigned int alpha_updates, last_alpha, inits;
-        } r;
-        int fd, key = 0;
+        return fail("awafs_dctcp is not registered%s", "", 0);
+    }
+    if (f && fgets(cur, sizeof cur, f) && !strncmp(cur, "awafs_", 6)) {
+        write_sysctl(CC_SYSCTL, "cubic");
+    }
+    if (f) {
+        fclose(f);
+    }
+    for (size_t i = 0; i < sizeof dctcp_pins / sizeof dctcp_pins[0]; i++) {
+        snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, dctcp_pins[i]);
+        if (i < N_DCTCP_OPS) {
+            int fd = bpf_obj_get(pin);
 
-        snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
-        fd = bpf_obj_get(pin);
-        if (fd < 0 || bpf_map_lookup_elem(fd, &key, &r)) {
-            return fail("awafs_dctcp is not registered%s", "", 0);
+            if (fd >= 0) {
+                bpf_map_delete_elem(fd, &zero);     /* Unregisters it. */
+                close(fd);
+            }
         }
-        printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
-               "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
-               "no-ce-changes=%u alpha-updates=%u alpha-now=%u/1024 "
-               "inits=%u\n",
-               r.count, r.cwnd, r.alpha, r.ssthresh, r.acks, r.ece_acks,
-               r.ce_changes, r.no_ce_changes, r.alpha_updates, r.last_alpha,
-               r.inits);
-        close(fd);
-        return 0;
+        unlink(pin);
+    }
+    rmdir(DCTCP_PIN);
+    printf("awafs-host: awafs_dctcp and awafs_mcp unregistered\n");
+    return 0;
+}
+
+static int
+dctcp_status(void)
+{
+    struct {
+        unsigned int cwnd, alpha, ssthresh, count;
+        unsigned int acks, ece_acks, ce_changes, no_ce_changes;
+        unsigned int alpha_updates, last_alpha, inits;
+    } r;
+    struct {
+        unsigned int messages, rate_updates, terminated_late;
+        unsigned int terminated_capacity, last_rate, setsockopt_errors;
+    } m;
+    unsigned long long capacity;
+    char pin[PATH_MAX];
+    int fd, key = 0;
+
+    snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
+    fd = bpf_obj_get(pin);
+    if (fd < 0 || bpf_map_lookup_elem(fd, &key, &r)) {
+        return fail("awafs_dctcp is not registered%s", "", 0);
+    }
+    close(fd);
+    printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
+           "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
+           "no-ce-changes=%u alpha-updates=%u alpha-now=%u/1024 "
+           "inits=%u\n",
+           r.count, r.cwnd, r.alpha, r.ssthresh, r.acks, r.ece_acks,
+           r.ce_changes, r.no_ce_changes, r.alpha_updates, r.last_alpha,
+           r.inits);
+    snprintf(pin, sizeof pin, "%s/mcp-stats", DCTCP_PIN);
+    fd = bpf_obj_get(pin);
+    if (fd < 0 || bpf_map_lookup_elem(fd, &key, &m)) {
+        return fail("awafs_mcp is not registered%s", "", 0);
+    }
+    close(fd);
+    snprintf(pin, sizeof pin, "%s/mcp-capacity", DCTCP_PIN);
+    fd = bpf_obj_get(pin);
+    if (fd < 0 || bpf_map_lookup_elem(fd, &key, &capacity)) {
+        return fail("awafs_mcp is not registered%s", "", 0);
+    }
+    close(fd);
+    printf("awafs_mcp: capacity=%llu deadline-messages=%u rate-updates=%u "
+           "terminated-late=%u terminated-capacity=%u last-rate=%u "
+           "setsockopt-errors=%u\n",
+           capacity, m.messages, m.rate_updates, m.terminated_late,
+           m.terminated_capacity, m.last_rate, m.setsockopt_errors);
+    return 0;
+}
+
+static int
+cmd_dctcp(const char *what, int system_wide, long long mcp_capacity)
+{
+    if (!strcmp(what, "register")) {
+        return dctcp_register(system_wide, mcp_capacity);
+    } else if (!strcmp(what, "unregister")) {
+        return dctcp_unregister();
+    } else if (!strcmp(what, "status")) {
+        return dctcp_status();
     }
     usage(stderr);
     return 2;
@@ -503,11 +608,13 @@ main(int argc, char *argv[])
         { "karuna", no_argument, NULL, 'k' },
         { "cc", required_argument, NULL, 'C' },
         { "system", no_argument, NULL, 's' },
+        { "mcp-capacity", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *cmd, *cgroup = NULL, *cc = NULL;
     unsigned long coalesce_us = COALESCE_US_DEFAULT;
+    long long mcp_capacity = -1;
     int system_wide = 0, records = 0, karuna = 0;
     char *end;
     int opt;
@@ -543,6 +650,14 @@ main(int argc, char *argv[])
         case 's':
             system_wide = 1;
             break;
+        case 'm':
+            errno = 0;
+            mcp_capacity = strtoll(optarg, &end, 10);
+            if (errno || *end || end == optarg || mcp_capacity < 0) {
+                return fail("--mcp-capacity: \"%s\" is not a number of "
+                            "bits per second (0: unknown)", optarg, 0);
+            }
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -567,7 +682,7 @@ main(int argc, char *argv[])
     } else if (!strcmp(cmd, "per-segment") && argc == 4) {
         return cmd_per_segment(argv[2], argv[3]);
     } else if (!strcmp(cmd, "dctcp") && optind < argc) {
-        return cmd_dctcp(argv[optind], system_wide);
+        return cmd_dctcp(argv[optind], system_wide, mcp_capacity);
     }
     usage(stderr);
     return 2;

@@ -12,7 +12,26 @@
  * before the change), so that the sender sees the marked fraction exactly.
  *
  * 'reductions' (an array of one) keeps the last window reduction for tests
- * and observation: the window before, alpha, and the new ssthresh. */
+ * and observation: the window before, alpha, and the new ssthresh.
+ *
+ * "awafs_mcp" is Karuna's MCP (seed 003, §4) on top of it: a message whose
+ * socket mark has a deadline (Karuna's word: deadline in ms << 20 | size in
+ * KB, as the host agent's attach --karuna copies it) takes just the rate
+ * that finishes it by its deadline, so that flows without one keep the
+ * rest.  Its window is DCTCP's (MCP's network term, from the fraction of
+ * ECN marks) and its pacing rate is capped at the source term, the
+ * expected rate gamma = remaining bytes / time left (plus 1/8 for
+ * the delay of the last window), recomputed once per window: a message
+ * that falls behind asks for more as its deadline nears, as eq. 10's
+ * source term grows.  (Eq. 11 as printed mixes a window with a rate and
+ * packets; its technical report is not available here.)  A message that
+ * can no longer make it -- its deadline passed, or, with a capacity given
+ * at registration, gamma above it (§4.2.3's Z > C) -- is terminated as a
+ * deadline flow: its mark loses the deadline and keeps the size, so the
+ * switch schedules the rest as a flow of known size, and the cap goes.
+ * (A congestion control cannot abort the application's response; giving up
+ * the deadline is what frees the bandwidth.)  Messages without a deadline
+ * are plain DCTCP.  'mcp_stats' counts them. */
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -22,6 +41,11 @@
 #define TCP_ECN_DEMAND_CWR 4
 #define TCP_CONG_NON_RESTRICTED 0x1
 #define TCP_CONG_NEEDS_ECN 0x2
+
+/* From include/uapi/asm-generic/socket.h. */
+#define SOL_SOCKET 1
+#define SO_MARK 36
+#define SO_MAX_PACING_RATE 47
 
 #define ALPHA_ONE 1024U             /* alpha = 1 */
 #define SHIFT_G 4                   /* g = 1/16 */
@@ -60,6 +84,42 @@ struct {
     __type(value, struct reduction);
 } reductions SEC(".maps");
 
+/* MCP's state: DCTCP's, then the message's. */
+struct mcp {
+    struct dctcp dctcp;
+    __u64 start_us;         /* tcp_mstamp when the message started. */
+    __u32 start_seq;        /* Its first sequence number. */
+    __u32 size;             /* Bytes, from the mark (rounded up to KB). */
+    __u32 deadline_us;      /* From its start; 0: no deadline. */
+    __u32 rate;             /* Pacing cap now, bytes/s; 0: none. */
+};
+
+struct mcp_stats {
+    __u32 messages;         /* Messages with a deadline ... */
+    __u32 rate_updates;     /* ... their caps set ... */
+    __u32 terminated_late;  /* ... given up at the deadline ... */
+    __u32 terminated_capacity;  /* ... or earlier, gamma above 'capacity'. */
+    __u32 last_rate;        /* The last cap, bytes/s. */
+    __u32 setsockopt_errors;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct mcp_stats);
+} mcp_stats SEC(".maps");
+
+/* The bottleneck's capacity in bits/s for early termination (0: unknown,
+ * terminate only at the deadline); awafs-host dctcp register
+ * --mcp-capacity sets it. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} mcp_capacity_bps SEC(".maps");
+
 static struct reduction *
 stats(void)
 {
@@ -91,8 +151,8 @@ new_window(struct tcp_sock *tp, struct dctcp *ca)
     ca->old_delivered_ce = tp->delivered_ce;
 }
 
-SEC("struct_ops/awafs_dctcp_init")
-void BPF_PROG(awafs_dctcp_init, struct sock *sk)
+static void
+dctcp_init(struct sock *sk)
 {
     struct tcp_sock *tp = tp_of(sk);
     struct dctcp *ca = ca_of(sk);
@@ -111,9 +171,9 @@ void BPF_PROG(awafs_dctcp_init, struct sock *sk)
 }
 
 /* Per ACK: at the end of a window of data, fold the fraction of segments
- * delivered with ECE into alpha. */
-SEC("struct_ops/awafs_dctcp_in_ack_event")
-void BPF_PROG(awafs_dctcp_in_ack_event, struct sock *sk, __u32 flags)
+ * delivered with ECE into alpha; true at the end of a window. */
+static bool
+dctcp_in_ack_event(struct sock *sk, __u32 flags)
 {
     struct tcp_sock *tp = tp_of(sk);
     struct dctcp *ca = ca_of(sk);
@@ -139,11 +199,13 @@ void BPF_PROG(awafs_dctcp_in_ack_event, struct sock *sk, __u32 flags)
             }
         }
         new_window(tp, ca);
+        return true;
     }
+    return false;
 }
 
-SEC("struct_ops/awafs_dctcp_ssthresh")
-__u32 BPF_PROG(awafs_dctcp_ssthresh, struct sock *sk)
+static __u32
+dctcp_ssthresh(struct sock *sk)
 {
     struct tcp_sock *tp = tp_of(sk);
     struct dctcp *ca = ca_of(sk);
@@ -191,8 +253,8 @@ ce_change(struct sock *sk, struct dctcp *ca, __u8 ce)
     ca->prior_rcv_nxt = tp->rcv_nxt;
 }
 
-SEC("struct_ops/awafs_dctcp_cwnd_event")
-void BPF_PROG(awafs_dctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+static void
+dctcp_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 {
     struct dctcp *ca = ca_of(sk);
 
@@ -203,8 +265,8 @@ void BPF_PROG(awafs_dctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
     }
 }
 
-SEC("struct_ops/awafs_dctcp_set_state")
-void BPF_PROG(awafs_dctcp_set_state, struct sock *sk, __u8 new_state)
+static void
+dctcp_set_state(struct sock *sk, __u8 new_state)
 {
     struct dctcp *ca = ca_of(sk);
 
@@ -215,12 +277,50 @@ void BPF_PROG(awafs_dctcp_set_state, struct sock *sk, __u8 new_state)
     ca->ca_state = new_state;
 }
 
-SEC("struct_ops/awafs_dctcp_undo_cwnd")
-__u32 BPF_PROG(awafs_dctcp_undo_cwnd, struct sock *sk)
+static __u32
+dctcp_undo_cwnd(struct sock *sk)
 {
     __u32 cwnd = tp_of(sk)->snd_cwnd, loss = ca_of(sk)->loss_cwnd;
 
     return cwnd > loss ? cwnd : loss;
+}
+
+/* ---- awafs_dctcp ---- */
+
+SEC("struct_ops/awafs_dctcp_init")
+void BPF_PROG(awafs_dctcp_init, struct sock *sk)
+{
+    dctcp_init(sk);
+}
+
+SEC("struct_ops/awafs_dctcp_in_ack_event")
+void BPF_PROG(awafs_dctcp_in_ack_event, struct sock *sk, __u32 flags)
+{
+    dctcp_in_ack_event(sk, flags);
+}
+
+SEC("struct_ops/awafs_dctcp_ssthresh")
+__u32 BPF_PROG(awafs_dctcp_ssthresh, struct sock *sk)
+{
+    return dctcp_ssthresh(sk);
+}
+
+SEC("struct_ops/awafs_dctcp_cwnd_event")
+void BPF_PROG(awafs_dctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
+    dctcp_cwnd_event(sk, ev);
+}
+
+SEC("struct_ops/awafs_dctcp_set_state")
+void BPF_PROG(awafs_dctcp_set_state, struct sock *sk, __u8 new_state)
+{
+    dctcp_set_state(sk, new_state);
+}
+
+SEC("struct_ops/awafs_dctcp_undo_cwnd")
+__u32 BPF_PROG(awafs_dctcp_undo_cwnd, struct sock *sk)
+{
+    return dctcp_undo_cwnd(sk);
 }
 
 SEC("struct_ops/awafs_dctcp_cong_avoid")
@@ -242,6 +342,188 @@ struct tcp_congestion_ops awafs_dctcp = {
     /* Any user and any network namespace may select it, as cubic. */
     .flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
     .name = "awafs_dctcp",
+};
+
+/* ---- awafs_mcp ---- */
+
+static struct mcp *
+mcp_of(struct sock *sk)
+{
+    return (void *) ((struct inet_connection_sock *) sk)->icsk_ca_priv;
+}
+
+static struct mcp_stats *
+mcp_counters(void)
+{
+    __u32 key = 0;
+
+    return bpf_map_lookup_elem(&mcp_stats, &key);
+}
+
+static void
+mcp_setsockopt(struct sock *sk, int optname, int val)
+{
+    struct mcp_stats *st = mcp_counters();
+
+    if (bpf_setsockopt(sk, SOL_SOCKET, optname, &val, sizeof val) && st) {
+        st->setsockopt_errors++;
+    }
+}
+
+/* Caps the pacing rate at 'rate' bytes/s (0: no cap). */
+static void
+mcp_pace(struct sock *sk, struct mcp *m, __u32 rate)
+{
+    if (rate != m->rate) {
+        mcp_setsockopt(sk, SO_MAX_PACING_RATE, rate ? (int) rate : -1);
+        m->rate = rate;
+    }
+}
+
+/* The message can no longer make its deadline: it goes on as a flow of
+ * known size. */
+static void
+mcp_terminate(struct sock *sk, struct mcp *m, bool late)
+{
+    struct mcp_stats *st = mcp_counters();
+
+    m->deadline_us = 0;
+    mcp_pace(sk, m, 0);
+    mcp_setsockopt(sk, SO_MARK, sk->sk_mark & 0xfffff);
+    if (st) {
+        if (late) {
+            st->terminated_late++;
+        } else {
+            st->terminated_capacity++;
+        }
+    }
+}
+
+/* The source term: the rate that sends what is left by the deadline. */
+static void
+mcp_update(struct sock *sk, struct mcp *m)
+{
+    struct tcp_sock *tp = tp_of(sk);
+    __u32 acked = tp->snd_una - m->start_seq;
+    __u64 elapsed = tp->tcp_mstamp - m->start_us, rate, *capacity;
+    struct mcp_stats *st;
+    __u32 key = 0;
+
+    if (!m->deadline_us) {
+        return;
+    }
+    if (acked >= m->size) {
+        m->deadline_us = 0;     /* Done. */
+        mcp_pace(sk, m, 0);
+        return;
+    }
+    if (elapsed >= m->deadline_us) {
+        mcp_terminate(sk, m, true);
+        return;
+    }
+    rate = (__u64) (m->size - acked) * 1000000 / (m->deadline_us - elapsed);
+    capacity = bpf_map_lookup_elem(&mcp_capacity_bps, &key);
+    if (capacity && *capacity && rate * 8 > *capacity) {
+        mcp_terminate(sk, m, false);
+        return;
+    }
+    rate += rate >> 3;
+    rate = rate < 0x7fffffff ? rate : 0x7fffffff;
+    mcp_pace(sk, m, rate ? rate : 1);
+    st = mcp_counters();
+    if (st) {
+        st->rate_updates++;
+        st->last_rate = rate;
+    }
+}
+
+SEC("struct_ops/awafs_mcp_init")
+void BPF_PROG(awafs_mcp_init, struct sock *sk)
+{
+    struct mcp *m = mcp_of(sk);
+
+    dctcp_init(sk);
+    m->deadline_us = 0;
+    m->rate = 0;
+}
+
+/* The rate once per window; a deadline that passed, at once. */
+SEC("struct_ops/awafs_mcp_in_ack_event")
+void BPF_PROG(awafs_mcp_in_ack_event, struct sock *sk, __u32 flags)
+{
+    struct mcp *m = mcp_of(sk);
+
+    if (dctcp_in_ack_event(sk, flags)
+        || (m->deadline_us
+            && tp_of(sk)->tcp_mstamp - m->start_us >= m->deadline_us)) {
+        mcp_update(sk, m);
+    }
+}
+
+SEC("struct_ops/awafs_mcp_ssthresh")
+__u32 BPF_PROG(awafs_mcp_ssthresh, struct sock *sk)
+{
+    return dctcp_ssthresh(sk);
+}
+
+/* A message starts when data is sent with nothing in flight: a response on
+ * a connection that was idle, after the application set its mark. */
+SEC("struct_ops/awafs_mcp_cwnd_event")
+void BPF_PROG(awafs_mcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
+    struct tcp_sock *tp = tp_of(sk);
+    struct mcp *m = mcp_of(sk);
+    __u32 mark = sk->sk_mark;
+    struct mcp_stats *st;
+
+    if (ev != CA_EVENT_TX_START) {
+        dctcp_cwnd_event(sk, ev);
+        return;
+    }
+    m->deadline_us = (mark >> 20) * 1000;
+    if (!m->deadline_us) {
+        mcp_pace(sk, m, 0);
+        return;
+    }
+    m->size = (mark & 0xfffff) * 1024;
+    m->start_seq = tp->snd_una;
+    m->start_us = tp->tcp_mstamp;
+    st = mcp_counters();
+    if (st) {
+        st->messages++;
+    }
+    mcp_update(sk, m);
+}
+
+SEC("struct_ops/awafs_mcp_set_state")
+void BPF_PROG(awafs_mcp_set_state, struct sock *sk, __u8 new_state)
+{
+    dctcp_set_state(sk, new_state);
+}
+
+SEC("struct_ops/awafs_mcp_undo_cwnd")
+__u32 BPF_PROG(awafs_mcp_undo_cwnd, struct sock *sk)
+{
+    return dctcp_undo_cwnd(sk);
+}
+
+SEC("struct_ops/awafs_mcp_cong_avoid")
+void BPF_PROG(awafs_mcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+    tcp_reno_cong_avoid(sk, ack, acked);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops awafs_mcp = {
+    .init = (void *) awafs_mcp_init,
+    .in_ack_event = (void *) awafs_mcp_in_ack_event,
+    .cwnd_event = (void *) awafs_mcp_cwnd_event,
+    .ssthresh = (void *) awafs_mcp_ssthresh,
+    .cong_avoid = (void *) awafs_mcp_cong_avoid,
+    .undo_cwnd = (void *) awafs_mcp_undo_cwnd,
+    .set_state = (void *) awafs_mcp_set_state,
+    .flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+    .name = "awafs_mcp",
 };
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -8,10 +8,11 @@ port p0, whose threshold is sampled while the client runs.
 testbed/micro.py (nginx) and testbed/flowbench.py (the project's
 generator) start the servers.
 
-Transport: 'cubic' (the system's default) or 'dctcp': the agent's
-awafs_dctcp for the senders' cgroup and, in the receiver's namespace, as
-the default (so that its SYNs ask for ECN); the awafs port then marks CE
-above ECN_THRESHOLD packets."""
+Transport: 'cubic' (the system's default), 'dctcp' or 'mcp': the agent's
+awafs_dctcp (or awafs_mcp, Karuna's deadline-aware DCTCP) for the senders'
+cgroup and, in the receiver's namespace, awafs_dctcp as the default (so
+that its SYNs ask for ECN); the awafs port then marks CE above
+ECN_THRESHOLD packets."""
 
 import csv
 import shutil
@@ -26,7 +27,7 @@ from testbed.net import AwafsNet, StarTopo
 REPO = Path(__file__).resolve().parent.parent
 AGENT = str(REPO / "build" / "bin" / "awafs-host")
 AWAFS_PORT = "p0"
-TRANSPORTS = ("cubic", "dctcp")
+TRANSPORTS = ("cubic", "dctcp", "mcp")
 # DCTCP's marking threshold K: the thesis's 65 packets serve 10 Gb/s; DCTCP
 # needs K above C x RTT / 7 (under a packet at 100 Mbit/s here), and 20
 # packets (2.4 ms at 100 Mbit/s; the DCTCP paper's value for 1 Gb/s) leaves
@@ -42,10 +43,11 @@ def agent(*args, **kw):
 
 class AgentBed:
     """A Mininet network ('topo') on the sandboxed switch whose servers run
-    in one cgroup with the host agent attached.  With transport 'dctcp',
-    awafs_dctcp is registered (unless it was), selected for the cgroup, and
-    made the default in the namespaces of the hosts receiving() returns, so
-    that their SYNs ask for ECN.  'agent_args': more arguments of
+    in one cgroup with the host agent attached.  With transport 'dctcp' or
+    'mcp', awafs_dctcp and awafs_mcp are registered (unless they were),
+    awafs_TRANSPORT is selected for the cgroup and awafs_dctcp made the
+    default in the namespaces of the hosts receiving() returns, so that
+    their SYNs ask for ECN.  'agent_args': more arguments of
     'awafs-host attach' (--karuna).  Subclasses say which hosts receive and
     start the servers (start_servers())."""
 
@@ -63,13 +65,13 @@ class AgentBed:
         try:
             self.sb = self.net.sb
             cc = []
-            if transport == "dctcp":
-                if "awafs_dctcp" not in Path(CC_AVAILABLE).read_text():
+            if transport != "cubic":
+                if "awafs_mcp" not in Path(CC_AVAILABLE).read_text():
                     agent("dctcp", "register")
                     self.registered_dctcp = True
                 for h in self.receiving():
                     h.run(AGENT, "dctcp", "register", "--system")
-                cc = ["--cc", "awafs_dctcp"]
+                cc = ["--cc", f"awafs_{transport}"]
             self.cg = Cgroup(f"awafs-{name}")
             agent("attach", "--cgroup", str(self.cg.path), *cc,
                   *agent_args)
@@ -120,7 +122,7 @@ class SenderBed(AgentBed):
         """Runs 'client' (argv of a program on n0 that writes the CSV 'out')
         with the awafs configuration 'qos' on p0; returns the CSV's rows and
         the thresholds sampled while it ran, as (seconds, [bytes, ...])."""
-        if self.transport == "dctcp":
+        if self.transport != "cubic":
             qos = {"ecn-threshold": ECN_THRESHOLD, **qos}
         rows, samples, stats = run_clients(
             self.sb, {AWAFS_PORT: qos}, [(self.receiver, client, out)],

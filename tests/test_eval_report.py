@@ -54,7 +54,8 @@ def test_every_experiment_is_in_the_suite_once():
     assert all(p["karuna"] == run.KARUNA_SENDERS for p in karuna)
     assert {p["scheme"] for p in karuna} == {
         "dctcp-only", "deadline-on-top", "karuna-static", "karuna-adaptive",
-        "karuna-aging-off", "karuna-aging-on"}
+        "karuna-mcp", "karuna-aging-off", "karuna-aging-on"}
+    assert {p.get("transport", "dctcp") for p in karuna} == {"dctcp", "mcp"}
     for p in karuna:
         if p["scheme"].startswith("karuna"):
             q = p["qos"]

@@ -179,6 +179,9 @@ def test_agent_errors_are_clear(cgroup, tmp_path):
     proc = agent("attach", "--cgroup", str(cgroup.path), "--coalesce-us",
                  "0", check=False)
     assert "--coalesce-us" in proc.stderr and proc.returncode == 1
+    for bad in ("-1", "20M", ""):
+        proc = agent("dctcp", "register", "--mcp-capacity", bad, check=False)
+        assert "--mcp-capacity" in proc.stderr and proc.returncode == 1
 
     agent("attach", "--cgroup", str(cgroup.path))
     proc = agent("attach", "--cgroup", str(cgroup.path), check=False)
@@ -233,7 +236,7 @@ def test_dctcp_reacts_to_ce_in_proportion(hosts, qos, cgroup, dctcp):
     size = 3 * 10 ** 6
     assert transfer(hosts, [size], cgroup=cgroup) == size
 
-    out = agent("dctcp", "status").stdout
+    out = agent("dctcp", "status").stdout.splitlines()[0]
     r = dict(kv.split("=") for kv in out.replace("last:", "").split()[1:])
     assert int(r["ce-changes"]) > 0         # The receiver echoed CE.
     cwnd, ssthresh = int(r["cwnd"]), int(r["ssthresh"])

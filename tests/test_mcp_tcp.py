@@ -1,0 +1,133 @@
+"""MCP, Karuna's deadline congestion control (issue 17), on real TCP: the
+senders' cgroup runs awafs_mcp (host-agent/awafs_dctcp.bpf.c) and the
+flowgen servers mark their responses as Karuna-aware applications do (n1: a
+deadline of 1.5 s, n2: a deadline of 100 ms, n3: nothing).  A deadline flow
+takes just the rate that meets its deadline, so a flow without one that
+starts with it gets the rest and finishes first; a deadline that can no
+longer be met is given up, and the switch schedules the rest of that flow
+as one of known size."""
+
+import os
+import re
+import sys
+
+import pytest
+
+from testbed.flowbench import FLOWGEN, PORT, FlowBench, base_rtt_us
+from testbed.senderbed import ECN_THRESHOLD, AWAFS_PORT, agent, run_clients
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root (namespaces, BPF)")
+
+RATE = 20000000
+MB = 1000000
+# Queue 0: deadlines; 1: unknown sizes (the sieve's thresholds are past
+# every flow); 3: known sizes (past both size thresholds).  ECN for DCTCP,
+# MCP's network term.
+QOS = {"queues": 4, "karuna": "on", "mode": "static",
+       "thresholds": "100000000,200000000", "size-thresholds": "1000,2000",
+       "max-rate": RATE, "ecn-threshold": ECN_THRESHOLD}
+
+
+@pytest.fixture(scope="module")
+def bench():
+    b = FlowBench(transport="mcp",
+                  karuna=["deadline:1500", "deadline:100", None])
+    yield b
+    b.close()
+
+
+def mcp_stats():
+    out = agent("dctcp", "status").stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("awafs_mcp:"))
+    return {k: int(v) for k, v in re.findall(r"([a-z-]+)=(\d+)", line)}
+
+
+def flows(bench, tmp_path, senders):
+    """One 1 MB flow from each of 'senders', all at once (a client each);
+    returns each flow's completion time (s) and the port's stats."""
+    size = tmp_path / "1MB.cdf"
+    size.write_text(f"{MB} 0\n{MB} 1\n")
+    n0 = bench.receiver
+    base = base_rtt_us(n0, [f"{h.addr}:{PORT}" for h in bench.senders])
+    clients = []
+    for i, h in enumerate(senders):
+        out = bench.www / f"mcp-{i}.csv"
+        clients.append((n0, [sys.executable, FLOWGEN, "client", "--load",
+                             "1e12", "--rate", str(RATE), "--phase",
+                             f"{size}:1", "--per-flow", "--first-id",
+                             str(1000 * (i + 1)), "--server",
+                             f"{h.addr}:{PORT}", "--base-rtt-us", str(base),
+                             "--out", str(out)], out))
+    rows, _, stats = run_clients(bench.sb, {AWAFS_PORT: QOS}, clients, 0.5)
+    return [float(r["fct_us"]) / 1e6 for (r,) in rows], stats[AWAFS_PORT]
+
+
+def test_a_deadline_flow_leaves_the_rest_to_others(bench, tmp_path):
+    """n1's 1 MB with a 1.5 s deadline and n3's 1 MB without one, at once,
+    at 20 Mbit/s (0.46 s each alone).  DCTCP in queue 0 would take the
+    whole link and finish first, n3's after both; MCP paces n1's at the
+    rate its deadline needs (plus 1/8: it ends at about 8/9 of it), so
+    n3's finishes first and n1's still by its deadline."""
+    n1, _, n3 = bench.senders
+    before = mcp_stats()
+    (deadline_fct, other_fct), port = flows(bench, tmp_path, [n1, n3])
+    after = mcp_stats()
+    print(f"deadline flow {deadline_fct:.2f} s, other {other_fct:.2f} s")
+    # Alone, either takes 0.46 s; together, the other one takes 0.65-1.1 s
+    # (its share of the link, about 14 Mbit/s, and its slow start).
+    assert other_fct < deadline_fct, (deadline_fct, other_fct)
+    assert 0.6 < deadline_fct < 1.5, deadline_fct
+    assert after["deadline-messages"] > before["deadline-messages"]
+    assert after["rate-updates"] > before["rate-updates"]
+    assert after["terminated-late"] == before["terminated-late"]
+    assert after["setsockopt-errors"] == before["setsockopt-errors"]
+    assert int(port["details"]["deadline-packets"]) > 500
+
+
+def test_a_deadline_it_cannot_meet_is_given_up(bench, tmp_path):
+    """n2's 1 MB (about 700 packets) with a 100 ms deadline needs 0.4 s: at
+    100 ms MCP gives the deadline up, its mark keeps the size, and the
+    switch puts the rest of the flow with the known sizes (queue 3)
+    instead of queue 0; the flow then ends as at the line rate."""
+    _, n2, _ = bench.senders
+    before = mcp_stats()
+    (fct,), port = flows(bench, tmp_path, [n2])
+    after = mcp_stats()
+    details, queues = port["details"], port["queues"]
+    print(f"{fct:.2f} s, {details['deadline-packets']} packets with a "
+          f"deadline, {details['sized-packets']} with a size")
+    assert after["terminated-late"] == before["terminated-late"] + 1
+    # Without the termination every packet of the flow would carry the
+    # deadline; the ones the server sent before it (a window ahead of the
+    # link, queued in the switch) do.
+    sized = int(details["sized-packets"])
+    assert sized > 150 and int(details["deadline-packets"]) > 50, details
+    # Queue 3 is also the lowest, for the hosts' few ARP and ND frames.
+    assert 0 <= int(queues[3]["enqueued-packets"]) - sized <= 10
+    assert fct < 1.0, fct
+
+
+def test_with_the_capacity_an_infeasible_deadline_is_given_up_at_once(
+        bench, tmp_path):
+    """Registered with the bottleneck's capacity (--mcp-capacity), MCP gives
+    up n2's 100 ms deadline for 1 MB as soon as the message starts: it
+    needs 80 Mbit/s of a 20 Mbit/s link (the paper's Z > C).  Only the
+    first segments carry the deadline."""
+    _, n2, _ = bench.senders
+    # Registered already: this sets the capacity of the registered one.
+    agent("dctcp", "register", "--mcp-capacity", str(RATE))
+    before = mcp_stats()
+    try:
+        (fct,), port = flows(bench, tmp_path, [n2])
+        after = mcp_stats()
+    finally:
+        agent("dctcp", "register", "--mcp-capacity", "0")
+    assert before["capacity"] == RATE and mcp_stats()["capacity"] == 0
+    details = port["details"]
+    print(f"{fct:.2f} s, {details['deadline-packets']} packets with a "
+          f"deadline, {details['sized-packets']} with a size")
+    assert after["terminated-capacity"] == before["terminated-capacity"] + 1
+    assert after["terminated-late"] == before["terminated-late"]
+    assert int(details["deadline-packets"]) <= 10, details
+    assert int(details["sized-packets"]) > 650, details
