@@ -29,12 +29,20 @@ QOS = {"queues": 4, "karuna": "on", "mode": "static",
        "max-rate": RATE, "ecn-threshold": ECN_THRESHOLD}
 
 
-@pytest.fixture(scope="module")
-def bench():
-    b = FlowBench(transport="mcp",
+@pytest.fixture(scope="module", params=["mcp", "dctcp"])
+def bench(request):
+    """The senders with awafs_mcp, or with awafs_dctcp for comparison."""
+    b = FlowBench(transport=request.param,
                   karuna=["deadline:1500", "deadline:100", None])
     yield b
     b.close()
+
+
+@pytest.fixture
+def mcp_bench(bench):
+    if bench.transport != "mcp":
+        pytest.skip("MCP only")
+    return bench
 
 
 def mcp_stats():
@@ -65,15 +73,20 @@ def flows(bench, tmp_path, senders):
 
 def test_a_deadline_flow_leaves_the_rest_to_others(bench, tmp_path):
     """n1's 1 MB with a 1.5 s deadline and n3's 1 MB without one, at once,
-    at 20 Mbit/s (0.46 s each alone).  DCTCP in queue 0 would take the
-    whole link and finish first, n3's after both; MCP paces n1's at the
-    rate its deadline needs (plus 1/8: it ends at about 8/9 of it), so
-    n3's finishes first and n1's still by its deadline."""
+    at 20 Mbit/s (0.46 s each alone).  With awafs_dctcp the deadline flow
+    in queue 0 takes the whole link and finishes first, n3's after both;
+    MCP paces n1's at the rate its deadline needs (plus 1/8: it ends at
+    about 8/9 of it), so n3's finishes first and n1's still by its
+    deadline."""
     n1, _, n3 = bench.senders
     before = mcp_stats()
     (deadline_fct, other_fct), port = flows(bench, tmp_path, [n1, n3])
     after = mcp_stats()
-    print(f"deadline flow {deadline_fct:.2f} s, other {other_fct:.2f} s")
+    print(f"{bench.transport}: deadline flow {deadline_fct:.2f} s, other "
+          f"{other_fct:.2f} s")
+    if bench.transport == "dctcp":
+        assert deadline_fct < 0.7 < other_fct, (deadline_fct, other_fct)
+        return
     # Alone, either takes 0.46 s; together, the other one takes 0.65-1.1 s
     # (its share of the link, about 14 Mbit/s, and its slow start).
     assert other_fct < deadline_fct, (deadline_fct, other_fct)
@@ -85,14 +98,14 @@ def test_a_deadline_flow_leaves_the_rest_to_others(bench, tmp_path):
     assert int(port["details"]["deadline-packets"]) > 500
 
 
-def test_a_deadline_it_cannot_meet_is_given_up(bench, tmp_path):
+def test_a_deadline_it_cannot_meet_is_given_up(mcp_bench, tmp_path):
     """n2's 1 MB (about 700 packets) with a 100 ms deadline needs 0.4 s: at
     100 ms MCP gives the deadline up, its mark keeps the size, and the
     switch puts the rest of the flow with the known sizes (queue 3)
     instead of queue 0; the flow then ends as at the line rate."""
-    _, n2, _ = bench.senders
+    _, n2, _ = mcp_bench.senders
     before = mcp_stats()
-    (fct,), port = flows(bench, tmp_path, [n2])
+    (fct,), port = flows(mcp_bench, tmp_path, [n2])
     after = mcp_stats()
     details, queues = port["details"], port["queues"]
     print(f"{fct:.2f} s, {details['deadline-packets']} packets with a "
@@ -109,17 +122,17 @@ def test_a_deadline_it_cannot_meet_is_given_up(bench, tmp_path):
 
 
 def test_with_the_capacity_an_infeasible_deadline_is_given_up_at_once(
-        bench, tmp_path):
+        mcp_bench, tmp_path):
     """Registered with the bottleneck's capacity (--mcp-capacity), MCP gives
     up n2's 100 ms deadline for 1 MB as soon as the message starts: it
     needs 80 Mbit/s of a 20 Mbit/s link (the paper's Z > C).  Only the
     first segments carry the deadline."""
-    _, n2, _ = bench.senders
+    _, n2, _ = mcp_bench.senders
     # Registered already: this sets the capacity of the registered one.
     agent("dctcp", "register", "--mcp-capacity", str(RATE))
     before = mcp_stats()
     try:
-        (fct,), port = flows(bench, tmp_path, [n2])
+        (fct,), port = flows(mcp_bench, tmp_path, [n2])
         after = mcp_stats()
     finally:
         agent("dctcp", "register", "--mcp-capacity", "0")
