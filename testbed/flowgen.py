@@ -122,6 +122,12 @@ def karuna_mark(deadline_ms, size_bytes):
     return deadline_ms << 20 | size_kb
 
 
+def set_mark(sock, mark):
+    """SO_MARK as the kernel's u32: an int argument of setsockopt() is a C
+    int, too small for deadlines of 2048 ms and more."""
+    sock.setsockopt(socket.SOL_SOCKET, SO_MARK, struct.pack("=I", mark))
+
+
 def karuna_spec(spec):
     """--karuna's value as (deadline floor in ms, rate in bits/s or None):
     (0, None) for "size", (MS, None) for "deadline:MS", (MS, BPS) for
@@ -178,8 +184,8 @@ async def serve_connection(reader, writer, one_call, karuna, log):
             header = REQ.pack(flow, size)
             if karuna is not None:
                 wire = REQ.size + size
-                sock.setsockopt(socket.SOL_SOCKET, SO_MARK, karuna_mark(
-                    karuna_deadline_ms(karuna, wire), wire))
+                set_mark(sock, karuna_mark(karuna_deadline_ms(karuna, wire),
+                                           wire))
             if one_call:
                 writer.write(header + body)
             else:

@@ -9,12 +9,14 @@ the top of the sieve after its timeouts and finishes while the load goes
 on."""
 
 import os
+import socket
 import sys
 
 import pytest
 
 from testbed.flowbench import FLOWGEN, PORT, FlowBench, base_rtt_us
-from testbed.flowgen import karuna_deadline_ms, karuna_mark, karuna_spec
+from testbed.flowgen import (SO_MARK, karuna_deadline_ms, karuna_mark,
+                             karuna_spec, set_mark)
 from testbed.senderbed import AWAFS_PORT, run_clients
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
@@ -39,6 +41,11 @@ def test_deadline_specs():
     assert karuna_deadline_ms("deadline:10:25000000", 100000) == 32
     assert karuna_deadline_ms("deadline:10:25000000", 3 * 10 ** 7) == 4095
     assert karuna_mark(32, 100000) == 32 << 20 | 98
+    # The largest deadline does not fit a C int: set as the kernel's u32.
+    with socket.socket() as s:
+        set_mark(s, karuna_mark(4095, 10 ** 6))
+        assert s.getsockopt(socket.SOL_SOCKET, SO_MARK) & 0xffffffff == \
+            4095 << 20 | 977
     for bad in ("deadline:0", "deadline:5000", "deadline:5:0",
                 "deadline:5:x", "dl:5"):
         with pytest.raises(Exception, match="deadline:MS:BPS"):
