@@ -19,11 +19,11 @@
  * KB, as the host agent's attach --karuna copies it) takes just the rate
  * that finishes it by its deadline, so that flows without one keep the
  * rest.  Its window is DCTCP's (MCP's network term, from the fraction of
- * ECN marks) and its pacing rate is capped at the source term, the
- * expected rate gamma = remaining bytes / time left (plus 1/8 for
- * the delay of the last window), recomputed once per window: a message
- * that falls behind asks for more as its deadline nears, as eq. 10's
- * source term grows.  (Eq. 11 as printed mixes a window with a rate and
+ * ECN marks), but never below what carries the source term for a round
+ * trip, and its pacing rate is capped at the source term: the expected
+ * rate gamma = bytes left / (time left - an RTT), plus 1/4, recomputed
+ * once per window.  A message that falls behind asks for more as its
+ * deadline nears, as eq. 10's source term grows.  (Eq. 11 as printed mixes a window with a rate and
  * packets; its technical report is not available here.)  A message that
  * can no longer make it -- its deadline passed, or, with a capacity given
  * at registration, gamma above it (§4.2.3's Z > C) -- is terminated as a
@@ -92,6 +92,7 @@ struct mcp {
     __u32 size;             /* Bytes, from the mark (rounded up to KB). */
     __u32 deadline_us;      /* From its start; 0: no deadline. */
     __u32 rate;             /* Pacing cap now, bytes/s; 0: none. */
+    __u32 min_cwnd;         /* Segments that carry it for an RTT. */
 };
 
 struct mcp_stats {
@@ -388,6 +389,7 @@ mcp_terminate(struct sock *sk, struct mcp *m, bool late)
     struct mcp_stats *st = mcp_counters();
 
     m->deadline_us = 0;
+    m->min_cwnd = 0;
     mcp_pace(sk, m, 0);
     mcp_setsockopt(sk, SO_MARK, sk->sk_mark & 0xfffff);
     if (st) {
@@ -405,15 +407,16 @@ mcp_update(struct sock *sk, struct mcp *m)
 {
     struct tcp_sock *tp = tp_of(sk);
     __u32 acked = tp->snd_una - m->start_seq;
-    __u64 elapsed = tp->tcp_mstamp - m->start_us, rate, *capacity;
+    __u64 elapsed = tp->tcp_mstamp - m->start_us, rate, left, *capacity;
+    __u32 key = 0, srtt = tp->srtt_us >> 3, mss = tp->mss_cache;
     struct mcp_stats *st;
-    __u32 key = 0;
 
     if (!m->deadline_us) {
         return;
     }
     if (acked >= m->size) {
         m->deadline_us = 0;     /* Done. */
+        m->min_cwnd = 0;
         mcp_pace(sk, m, 0);
         return;
     }
@@ -421,15 +424,27 @@ mcp_update(struct sock *sk, struct mcp *m)
         mcp_terminate(sk, m, true);
         return;
     }
-    rate = (__u64) (m->size - acked) * 1000000 / (m->deadline_us - elapsed);
+    /* The last byte is acknowledged a round trip after it is sent. */
+    left = m->deadline_us - elapsed;
+    left = left > 2 * srtt ? left - srtt : left / 2;
+    rate = (__u64) (m->size - acked) * 1000000 / left;
     capacity = bpf_map_lookup_elem(&mcp_capacity_bps, &key);
     if (capacity && *capacity && rate * 8 > *capacity) {
         mcp_terminate(sk, m, false);
         return;
     }
-    rate += rate >> 3;
+    rate += rate >> 2;          /* Headroom for the senders' own delays. */
     rate = rate < 0x7fffffff ? rate : 0x7fffffff;
     mcp_pace(sk, m, rate ? rate : 1);
+    /* The source term holds against the network term: the window never
+     * drops below what carries the rate for a round trip, so marks caused
+     * by other queues (the port's ECN counts them all) cannot make the
+     * message late; the cap keeps it from taking more. */
+    m->min_cwnd = rate * (srtt ? srtt : 1000) / 1000000 / (mss ? mss : 1448)
+                  + 2;
+    if (tp->snd_cwnd < m->min_cwnd) {
+        tp->snd_cwnd = m->min_cwnd;
+    }
     st = mcp_counters();
     if (st) {
         st->rate_updates++;
@@ -445,6 +460,7 @@ void BPF_PROG(awafs_mcp_init, struct sock *sk)
     dctcp_init(sk);
     m->deadline_us = 0;
     m->rate = 0;
+    m->min_cwnd = 0;
 }
 
 /* The rate once per window; a deadline that passed, at once. */
@@ -463,7 +479,9 @@ void BPF_PROG(awafs_mcp_in_ack_event, struct sock *sk, __u32 flags)
 SEC("struct_ops/awafs_mcp_ssthresh")
 __u32 BPF_PROG(awafs_mcp_ssthresh, struct sock *sk)
 {
-    return dctcp_ssthresh(sk);
+    __u32 ssthresh = dctcp_ssthresh(sk), floor = mcp_of(sk)->min_cwnd;
+
+    return ssthresh > floor ? ssthresh : floor;
 }
 
 /* A message starts when data is sent with nothing in flight: a response on
@@ -482,6 +500,7 @@ void BPF_PROG(awafs_mcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
     }
     m->deadline_us = (mark >> 20) * 1000;
     if (!m->deadline_us) {
+        m->min_cwnd = 0;
         mcp_pace(sk, m, 0);
         return;
     }
