@@ -535,6 +535,24 @@ dctcp_unregister(void)
     return 0;
 }
 
+/* Reads the one value of the array map pinned as 'name' under DCTCP_PIN
+ * into 'value'; nonzero if there is none. */
+static int
+read_dctcp_pin(const char *name, void *value)
+{
+    char pin[PATH_MAX];
+    int fd, key = 0, err;
+
+    snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, name);
+    fd = bpf_obj_get(pin);
+    if (fd < 0) {
+        return -1;
+    }
+    err = bpf_map_lookup_elem(fd, &key, value);
+    close(fd);
+    return err;
+}
+
 static int
 dctcp_status(void)
 {
@@ -548,15 +566,10 @@ dctcp_status(void)
         unsigned int terminated_capacity, last_rate, setsockopt_errors;
     } m;
     unsigned long long capacity;
-    char pin[PATH_MAX];
-    int fd, key = 0;
 
-    snprintf(pin, sizeof pin, "%s/reductions", DCTCP_PIN);
-    fd = bpf_obj_get(pin);
-    if (fd < 0 || bpf_map_lookup_elem(fd, &key, &r)) {
+    if (read_dctcp_pin("reductions", &r)) {
         return fail("awafs_dctcp is not registered%s", "", 0);
     }
-    close(fd);
     printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
            "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
            "no-ce-changes=%u alpha-updates=%u alpha-now=%u/1024 "
@@ -564,18 +577,10 @@ dctcp_status(void)
            r.count, r.cwnd, r.alpha, r.ssthresh, r.acks, r.ece_acks,
            r.ce_changes, r.no_ce_changes, r.alpha_updates, r.last_alpha,
            r.inits);
-    snprintf(pin, sizeof pin, "%s/mcp-stats", DCTCP_PIN);
-    fd = bpf_obj_get(pin);
-    if (fd < 0 || bpf_map_lookup_elem(fd, &key, &m)) {
+    if (read_dctcp_pin("mcp-stats", &m)
+        || read_dctcp_pin("mcp-capacity", &capacity)) {
         return fail("awafs_mcp is not registered%s", "", 0);
     }
-    close(fd);
-    snprintf(pin, sizeof pin, "%s/mcp-capacity", DCTCP_PIN);
-    fd = bpf_obj_get(pin);
-    if (fd < 0 || bpf_map_lookup_elem(fd, &key, &capacity)) {
-        return fail("awafs_mcp is not registered%s", "", 0);
-    }
-    close(fd);
     printf("awafs_mcp: capacity=%llu deadline-messages=%u rate-updates=%u "
            "terminated-late=%u terminated-capacity=%u last-rate=%u "
            "setsockopt-errors=%u\n",
