@@ -426,7 +426,7 @@ mcp_update(struct sock *sk, struct mcp *m)
     }
     /* The last byte is acknowledged a round trip after it is sent. */
     left = m->deadline_us - elapsed;
-    left = left > 2 * srtt ? left - srtt : left / 2;
+    left = left > 2 * srtt ? left - srtt : (left + 1) / 2;   /* Not 0. */
     rate = (__u64) (m->size - acked) * 1000000 / left;
     capacity = bpf_map_lookup_elem(&mcp_capacity_bps, &key);
     if (capacity && *capacity && rate * 8 > *capacity) {
