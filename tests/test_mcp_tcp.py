@@ -85,7 +85,8 @@ def test_a_deadline_flow_leaves_the_rest_to_others(bench, tmp_path):
     print(f"{bench.transport}: deadline flow {deadline_fct:.2f} s, other "
           f"{other_fct:.2f} s")
     if bench.transport == "dctcp":
-        assert deadline_fct < 0.7 < other_fct, (deadline_fct, other_fct)
+        # 0.47-0.49 s and 0.87-0.96 s in 4 runs here.
+        assert deadline_fct < other_fct, (deadline_fct, other_fct)
         return
     # Alone, either takes 0.46 s; together, the other one takes 0.65-1.1 s
     # (its share of the link, about 12 Mbit/s, and its slow start).
