@@ -3,7 +3,7 @@
 #   make setup   install Debian packages and the Python venv (root, idempotent)
 #   make         build patched OVS 3.1.0 + DPDK 22.11 and the AWAFS tools
 #   make check   setup + build + every test (pytest drives all of them)
-#   make eval    the thesis's experiments on real TCP (about 65 min; resumable)
+#   make eval    the seeds' experiments on real TCP (about 2 h 25 min; resumable)
 #   make eval-report  the report of make eval, again, from its CSVs
 #   make eval-smoke  the reduced micro benchmark of make check, alone
 #   make demo    setup + build + the main job
