@@ -410,12 +410,23 @@ static const char *const dctcp_pins[] = { "ops", "mcp-ops", "reductions",
                                           "mcp-stats", "mcp-capacity" };
 #define N_DCTCP_OPS 2
 
-/* Registers 'ops' and pins it as 'name' under DCTCP_PIN: the
- * pinned map keeps it registered after we exit. */
+/* Pins 'map' as 'name' under DCTCP_PIN. */
+static int
+pin_dctcp_map(struct bpf_map *map, const char *name)
+{
+    char pin[PATH_MAX];
+    int err;
+
+    snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, name);
+    err = bpf_map__pin(map, pin);
+    return err ? fail("cannot pin %s", pin, -err) : 0;
+}
+
+/* Registers 'ops' and pins it as 'name' under DCTCP_PIN: the pinned map
+ * keeps it registered after we exit. */
 static int
 register_ops(struct bpf_map *ops, const char *name)
 {
-    char pin[PATH_MAX];
     struct bpf_link *link;
     int err;
 
@@ -423,11 +434,10 @@ register_ops(struct bpf_map *ops, const char *name)
     if (!link) {
         return fail("cannot register %s", bpf_map__name(ops), errno);
     }
-    snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, name);
-    err = bpf_map__pin(ops, pin);
+    err = pin_dctcp_map(ops, name);
     bpf_link__disconnect(link);
     bpf_link__destroy(link);
-    return err ? fail("cannot pin %s", pin, -err) : 0;
+    return err;
 }
 
 /* Sets awafs_mcp's capacity (bits/s, 0: unknown) in its pinned map. */
@@ -452,7 +462,6 @@ static int
 dctcp_register(int system_wide, long long mcp_capacity)
 {
     struct awafs_dctcp *skel;
-    char pin[PATH_MAX];
     int err;
 
     if (ensure_bpffs()) {
@@ -476,15 +485,9 @@ dctcp_register(int system_wide, long long mcp_capacity)
         mkdir(DCTCP_PIN, 0700);
         err = 0;
         for (size_t i = 0; !err && i < sizeof maps / sizeof maps[0]; i++) {
-            if (i < N_DCTCP_OPS) {
-                err = register_ops(maps[i], dctcp_pins[i]);
-                continue;
-            }
-            snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, dctcp_pins[i]);
-            err = bpf_map__pin(maps[i], pin);
-            if (err) {
-                err = fail("cannot pin %s", pin, -err);
-            }
+            err = (i < N_DCTCP_OPS
+                   ? register_ops(maps[i], dctcp_pins[i])
+                   : pin_dctcp_map(maps[i], dctcp_pins[i]));
         }
         awafs_dctcp__destroy(skel);
         if (err) {
@@ -502,16 +505,14 @@ static int
 dctcp_unregister(void)
 {
     char pin[PATH_MAX], cur[32] = "";
-    FILE *f = fopen(CC_SYSCTL, "r");
     int zero = 0;
+    FILE *f;
 
     snprintf(pin, sizeof pin, "%s/ops", DCTCP_PIN);
     if (access(pin, F_OK)) {
-        if (f) {
-            fclose(f);
-        }
         return fail("awafs_dctcp is not registered%s", "", 0);
     }
+    f = fopen(CC_SYSCTL, "r");
     if (f && fgets(cur, sizeof cur, f) && !strncmp(cur, "awafs_", 6)) {
         write_sysctl(CC_SYSCTL, "cubic");
     }
