@@ -16,22 +16,22 @@
  *
  * "awafs_mcp" is Karuna's MCP (seed 003, §4) on top of it: a message whose
  * socket mark has a deadline (Karuna's word: deadline in ms << 20 | size in
- * KB, as the host agent's attach --karuna copies it) takes just the rate
- * that finishes it by its deadline, so that flows without one keep the
- * rest.  Its window is DCTCP's (MCP's network term, from the fraction of
- * ECN marks), but never below what carries the source term for a round
- * trip, and its pacing rate is capped at the source term: the expected
- * rate gamma = bytes left / (time left - an RTT), plus 1/4, recomputed
- * once per window.  A message that falls behind asks for more as its
- * deadline nears, as eq. 10's source term grows.  (Eq. 11 as printed mixes a window with a rate and
- * packets; its technical report is not available here.)  A message that
- * can no longer make it -- its deadline passed, or, with a capacity given
- * at registration, gamma above it (§4.2.3's Z > C) -- is terminated as a
- * deadline flow: its mark loses the deadline and keeps the size, so the
- * switch schedules the rest as a flow of known size, and the cap goes.
- * (A congestion control cannot abort the application's response; giving up
- * the deadline is what frees the bandwidth.)  Messages without a deadline
- * are plain DCTCP.  'mcp_stats' counts them. */
+ * KB, as the host agent's attach --karuna copies it) takes just the rate that
+ * finishes it by its deadline, so that flows without one keep the rest.  Its
+ * window is DCTCP's (MCP's network term, from the fraction of ECN marks), but
+ * never below what carries the source term for a round trip, and its pacing
+ * rate is capped at the source term: the expected rate gamma = bytes left /
+ * (time left - an RTT), plus 1/4, recomputed once per window.  A message that
+ * falls behind asks for more as its deadline nears, as eq. 10's source term
+ * grows.  (Eq. 11 as printed mixes a window with a rate and packets; its
+ * technical report is not available here.)  A message that can no longer make
+ * it -- its deadline passed, or, with a capacity set (awafs-host dctcp
+ * register --mcp-capacity), gamma above it (§4.2.3's Z > C) -- is terminated
+ * as a deadline flow: its mark loses the deadline and keeps the size, so the
+ * switch schedules the rest as a flow of known size, and the cap goes.  (A
+ * congestion control cannot abort the application's response; giving up the
+ * deadline is what frees the bandwidth.)  Messages without a deadline are
+ * plain DCTCP.  'mcp_stats' counts them. */
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,6 +46,10 @@
 #define SOL_SOCKET 1
 #define SO_MARK 36
 #define SO_MAX_PACING_RATE 47
+
+/* Karuna's word in a socket mark: deadline in ms << 20 | size in KB. */
+#define KARUNA_DEADLINE_SHIFT 20
+#define KARUNA_SIZE_MASK 0xfffff
 
 #define ALPHA_ONE 1024U             /* alpha = 1 */
 #define SHIFT_G 4                   /* g = 1/16 */
@@ -381,6 +385,15 @@ mcp_pace(struct sock *sk, struct mcp *m, __u32 rate)
     }
 }
 
+/* The message has no deadline (any more): plain DCTCP. */
+static void
+mcp_end(struct sock *sk, struct mcp *m)
+{
+    m->deadline_us = 0;
+    m->min_cwnd = 0;
+    mcp_pace(sk, m, 0);
+}
+
 /* The message can no longer make its deadline: it goes on as a flow of
  * known size. */
 static void
@@ -388,10 +401,8 @@ mcp_terminate(struct sock *sk, struct mcp *m, bool late)
 {
     struct mcp_stats *st = mcp_counters();
 
-    m->deadline_us = 0;
-    m->min_cwnd = 0;
-    mcp_pace(sk, m, 0);
-    mcp_setsockopt(sk, SO_MARK, sk->sk_mark & 0xfffff);
+    mcp_end(sk, m);
+    mcp_setsockopt(sk, SO_MARK, sk->sk_mark & KARUNA_SIZE_MASK);
     if (st) {
         if (late) {
             st->terminated_late++;
@@ -415,9 +426,7 @@ mcp_update(struct sock *sk, struct mcp *m)
         return;
     }
     if (acked >= m->size) {
-        m->deadline_us = 0;     /* Done. */
-        m->min_cwnd = 0;
-        mcp_pace(sk, m, 0);
+        mcp_end(sk, m);         /* Done. */
         return;
     }
     if (elapsed >= m->deadline_us) {
@@ -498,13 +507,12 @@ void BPF_PROG(awafs_mcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
         dctcp_cwnd_event(sk, ev);
         return;
     }
-    m->deadline_us = (mark >> 20) * 1000;
-    if (!m->deadline_us) {
-        m->min_cwnd = 0;
-        mcp_pace(sk, m, 0);
+    if (!(mark >> KARUNA_DEADLINE_SHIFT)) {
+        mcp_end(sk, m);
         return;
     }
-    m->size = (mark & 0xfffff) * 1024;
+    m->deadline_us = (mark >> KARUNA_DEADLINE_SHIFT) * 1000;
+    m->size = (mark & KARUNA_SIZE_MASK) * 1024;
     m->start_seq = tp->snd_una;
     m->start_us = tp->tcp_mstamp;
     st = mcp_counters();
