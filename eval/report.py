@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "sim"))
 import tfs_model  # noqa: E402
-from testbed.flowgen import REQ, karuna_deadline_ms  # noqa: E402
+from testbed.flowgen import (REQ, karuna_deadline_ms,  # noqa: E402
+                             karuna_spec)
 from testbed.workload import load_cdf, workloads_dir  # noqa: E402
 
 CLASSES = [("small", 0, 100000), ("medium", 100000, 10000000),
@@ -227,9 +228,9 @@ def karuna_type(flow):
 
 def missed(flow):
     """Whether the flow took longer than the deadline its server gave it."""
-    size = REQ.size + int(flow["size"])
-    return int(flow["fct_us"]) > 1000 * karuna_deadline_ms(flow["karuna"],
-                                                           size)
+    deadline_ms = karuna_deadline_ms(karuna_spec(flow["karuna"]),
+                                     REQ.size + int(flow["size"]))
+    return int(flow["fct_us"]) > 1000 * deadline_ms
 
 
 def karuna_rows(runs):

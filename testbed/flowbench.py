@@ -33,6 +33,22 @@ def base_rtt_us(host, servers, per_flow=False):
                .stdout)
 
 
+def client_argv(servers, phases, load, rate, base_rtt, out, seed=1,
+                first_id=1, per_flow=False):
+    """flowgen's client command line: for each (cdf, flows) of 'phases',
+    'flows' flows to the 'servers' (addr:port) offered at 'load' bits/s,
+    their slowdowns against 'rate' and the base RTT 'base_rtt' (us); the
+    rows go to the CSV 'out'."""
+    argv = [sys.executable, FLOWGEN, "client", "--load", str(load),
+            "--rate", str(rate), "--seed", str(seed), "--first-id",
+            str(first_id), "--base-rtt-us", str(base_rtt), "--out", str(out)]
+    for cdf, flows in phases:
+        argv += ["--phase", f"{cdf}:{flows}"]
+    for srv in servers:
+        argv += ["--server", srv]
+    return argv + (["--per-flow"] if per_flow else [])
+
+
 class FlowBench(SenderBed):
     """'karuna': for each sender n1..n3, flowgen's --karuna ("size",
     "deadline:MS" or None); the host agent then copies socket marks."""
@@ -57,15 +73,9 @@ class FlowBench(SenderBed):
         thresholds."""
         out = self.www / "client.csv"
         servers = [f"{h.addr}:{PORT}" for h in self.senders]
-        client = [sys.executable, FLOWGEN, "client", "--load", str(load),
-                  "--rate", str(rate), "--seed", str(seed), "--out", str(out),
-                  "--base-rtt-us", str(base_rtt_us(self.receiver, servers,
-                                                   per_flow))]
-        for cdf, flows in phases:
-            client += ["--phase", f"{cdf}:{flows}"]
-        for srv in servers:
-            client += ["--server", srv]
-        client += ["--per-flow"] if per_flow else []
+        client = client_argv(servers, phases, load, rate,
+                             base_rtt_us(self.receiver, servers, per_flow),
+                             out, seed=seed, per_flow=per_flow)
         _, thresholds = super().measure({**qos, "max-rate": rate}, client,
                                         out, sample_s)
         return merge_logs(out, [s.log for s in self.servers]), thresholds

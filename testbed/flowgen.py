@@ -146,10 +146,11 @@ def karuna_spec(spec):
 
 
 def karuna_deadline_ms(spec, size_bytes):
-    """The deadline (ms; 0: none) that the --karuna 'spec' gives a response
-    of 'size_bytes': its floor, or the time the response takes at the
-    spec's rate if longer, at most what the mark holds."""
-    floor_ms, bps = karuna_spec(spec) if isinstance(spec, str) else spec
+    """The deadline (ms; 0: none) that the --karuna 'spec' (as karuna_spec()
+    parses it) gives a response of 'size_bytes': its floor, or the time the
+    response takes at the spec's rate if longer, at most what the mark
+    holds."""
+    floor_ms, bps = spec
     if not bps:
         return floor_ms
     return min(KARUNA_DEADLINE_MAX_MS,

@@ -14,9 +14,8 @@ its own mix -- h1 only data mining, the last host only web search -- and a
 static threshold set cannot match every port.  Transport: DCTCP with ECN
 (testbed/senderbed.py), as in the thesis."""
 
-import sys
-
-from testbed.flowbench import FLOWGEN, PORT, FlowgenServer, base_rtt_us
+from testbed.flowbench import (PORT, FlowgenServer, base_rtt_us,
+                               client_argv)
 from testbed.flowgen import merge_logs
 from testbed.net import LeafSpineTopo
 from testbed.senderbed import AgentBed, ECN_THRESHOLD, run_clients
@@ -83,14 +82,10 @@ class LeafSpineBed(AgentBed):
                 n = max(20, int(flows_per_second_of(wl, bps) * seconds))
                 out = self.www / f"client-{dst.name}-{wl}.csv"
                 servers = [f"{s.addr}:{PORT}" for s in srcs]
-                argv = [sys.executable, FLOWGEN, "client", "--phase",
-                        f"{workloads_dir() / wl}.cdf:{n}", "--load",
-                        str(bps), "--rate", str(rate), "--seed",
-                        str(seed * 100 + j), "--first-id", str(first_id),
-                        "--out", str(out), "--base-rtt-us",
-                        str(base_rtt_us(dst, servers))]
-                for srv in servers:
-                    argv += ["--server", srv]
+                cdf = workloads_dir() / f"{wl}.cdf"
+                argv = client_argv(servers, [(cdf, n)], bps, rate,
+                                   base_rtt_us(dst, servers), out,
+                                   seed=seed * 100 + j, first_id=first_id)
                 clients.append((dst, argv, out))
                 tags.append((wl, dst.name))
                 first_id += n

@@ -10,11 +10,10 @@ on."""
 
 import os
 import socket
-import sys
 
 import pytest
 
-from testbed.flowbench import FLOWGEN, PORT, FlowBench, base_rtt_us
+from testbed.flowbench import PORT, FlowBench, base_rtt_us, client_argv
 from testbed.flowgen import (SO_MARK, karuna_deadline_ms, karuna_mark,
                              karuna_spec, set_mark)
 from testbed.senderbed import AWAFS_PORT, run_clients
@@ -35,11 +34,14 @@ def bench():
 def test_deadline_specs():
     """A response's deadline: fixed, or its time at a rate with a floor,
     within the mark's 12 bits; bad specs are refused."""
-    assert karuna_deadline_ms("size", 5000) == 0
-    assert karuna_deadline_ms("deadline:20", 10 ** 7) == 20
-    assert karuna_deadline_ms("deadline:10:25000000", 1000) == 10
-    assert karuna_deadline_ms("deadline:10:25000000", 100000) == 32
-    assert karuna_deadline_ms("deadline:10:25000000", 3 * 10 ** 7) == 4095
+    def deadline(spec, size):
+        return karuna_deadline_ms(karuna_spec(spec), size)
+
+    assert deadline("size", 5000) == 0
+    assert deadline("deadline:20", 10 ** 7) == 20
+    assert deadline("deadline:10:25000000", 1000) == 10
+    assert deadline("deadline:10:25000000", 100000) == 32
+    assert deadline("deadline:10:25000000", 3 * 10 ** 7) == 4095
     assert karuna_mark(32, 100000) == 32 << 20 | 98
     # The largest deadline does not fit a C int: set as the kernel's u32.
     with socket.socket() as s:
@@ -107,15 +109,11 @@ def run_starved(bench, tmp_path, aging):
     base = base_rtt_us(n0, [f"{h.addr}:{PORT}" for h in bench.senders])
     outs = [bench.www / f"starve-{aging}-{i}.csv" for i in (0, 1)]
     # Both at once (an offered load far above the rate).
-    load = [sys.executable, FLOWGEN, "client", "--load", "1e12",
-            "--rate", str(RATE), "--phase", f"{bulk}:2", "--per-flow",
-            "--server", f"{n2.addr}:{PORT}", "--base-rtt-us", str(base),
-            "--out", str(outs[0])]
+    load = client_argv([f"{n2.addr}:{PORT}"], [(bulk, 2)], 1e12, RATE, base,
+                       outs[0], per_flow=True)
     # One flow at a load whose mean arrival is 1 s in.
-    victim = [sys.executable, FLOWGEN, "client", "--load", "1600000",
-              "--rate", str(RATE), "--seed", "3", "--phase", f"{long_}:1",
-              "--first-id", "100000", "--server", f"{n3.addr}:{PORT}",
-              "--base-rtt-us", str(base), "--out", str(outs[1])]
+    victim = client_argv([f"{n3.addr}:{PORT}"], [(long_, 1)], 1600000, RATE,
+                         base, outs[1], seed=3, first_id=100000)
     qos = {"queues": 3, "karuna": "on", "mode": "static",
            "thresholds": 100000, "size-thresholds": 100000000,
            "trust": "switch", "aging": aging,

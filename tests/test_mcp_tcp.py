@@ -9,11 +9,10 @@ as one of known size."""
 
 import os
 import re
-import sys
 
 import pytest
 
-from testbed.flowbench import FLOWGEN, PORT, FlowBench, base_rtt_us
+from testbed.flowbench import PORT, FlowBench, base_rtt_us, client_argv
 from testbed.senderbed import ECN_THRESHOLD, AWAFS_PORT, agent, run_clients
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
@@ -61,12 +60,10 @@ def flows(bench, tmp_path, senders):
     clients = []
     for i, h in enumerate(senders):
         out = bench.www / f"mcp-{i}.csv"
-        clients.append((n0, [sys.executable, FLOWGEN, "client", "--load",
-                             "1e12", "--rate", str(RATE), "--phase",
-                             f"{size}:1", "--per-flow", "--first-id",
-                             str(1000 * (i + 1)), "--server",
-                             f"{h.addr}:{PORT}", "--base-rtt-us", str(base),
-                             "--out", str(out)], out))
+        clients.append((n0, client_argv([f"{h.addr}:{PORT}"], [(size, 1)],
+                                        1e12, RATE, base, out,
+                                        first_id=1000 * (i + 1),
+                                        per_flow=True), out))
     rows, _, stats = run_clients(bench.sb, {AWAFS_PORT: QOS}, clients, 0.5)
     return [float(r["fct_us"]) / 1e6 for (r,) in rows], stats[AWAFS_PORT]
 
