@@ -221,7 +221,7 @@ size_t
 awafs_ofp_parse_entry(const uint8_t *buf, size_t len,
                       struct awafs_ofp_entry *e)
 {
-    size_t entry_len;
+    size_t entry_len, ofs;
 
     if (len < AWAFS_OFP_ENTRY_HDR_LEN) {
         return 0;
@@ -231,7 +231,8 @@ awafs_ofp_parse_entry(const uint8_t *buf, size_t len,
         || entry_len > len) {
         return 0;
     }
-    for (size_t ofs = AWAFS_OFP_ENTRY_HDR_LEN; ofs < entry_len; ) {
+    ofs = AWAFS_OFP_ENTRY_HDR_LEN;
+    while (ofs < entry_len) {
         size_t prop_len = (entry_len - ofs >= PROP_HDR_LEN
                            ? get_be16(buf + ofs + 2) : 0);
 
@@ -308,8 +309,9 @@ awafs_ofp_format_entry(const struct awafs_ofp_entry *e,
     enum awafs_ofp_scope scope = (e->queue_id == AWAFS_OFP_PORT_ENTRY
                                   ? AWAFS_OFP_SCOPE_PORT
                                   : AWAFS_OFP_SCOPE_QUEUE);
+    size_t ofs = 0;
 
-    for (size_t ofs = 0; ofs + PROP_HDR_LEN <= e->props_len; ) {
+    while (ofs + PROP_HDR_LEN <= e->props_len) {
         const uint8_t *p = e->props + ofs;
         size_t prop_len = get_be16(p + 2);
         const struct awafs_ofp_prop *prop = find_prop(get_be16(p), scope);
