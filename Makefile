@@ -36,6 +36,10 @@ CORE_OBJS := $(patsubst lib/%.c,$(CORE)/%.o,$(CORE_SRCS))
 OFPEXT_FILES := ofproto-ext/awafs-ofp.c ofproto-ext/awafs-ofp.h \
 	ofproto-ext/awafs-props.def
 
+# The awafs QoS type of netdev-dpdk (netdev-ext/), compiled by OVS in its
+# lib/; the series adds it to lib/automake.mk.
+NETDEVEXT_FILES := $(wildcard netdev-ext/*.c)
+
 # OVS's own warning set, so that the core compiles cleanly inside OVS too.
 CORE_CFLAGS := -std=gnu11 -O2 -g -pthread -Werror -Wall -Wextra \
 	-Wno-sign-compare -Wpointer-arith -Wformat -Wformat-security \
@@ -163,14 +167,14 @@ $(OVS)/.configured: | $(OVS)/.patched
 		./configure --with-dpdk=shared --enable-Werror >/dev/null
 	@touch $@
 
-# The core and ofproto-ext/ are compiled by OVS through symlinks in its lib/,
-# the core's unit tests (as ovstest commands) through symlinks in its tests/,
-# so editing them is an ordinary incremental rebuild.
+# The core, ofproto-ext/ and netdev-ext/ are compiled by OVS through symlinks
+# in its lib/, the core's unit tests (as ovstest commands) through symlinks in
+# its tests/, so editing them is an ordinary incremental rebuild.
 ovs: $(OVS)/.patched $(OVS)/.configured
 	@for f in $(CORE_SRCS) $(CORE_HDRS); do \
 		ln -sf $(CURDIR)/$$f $(OVS)/$$f; \
 	done
-	@for f in $(OFPEXT_FILES); do \
+	@for f in $(OFPEXT_FILES) $(NETDEVEXT_FILES); do \
 		ln -sf $(CURDIR)/$$f $(OVS)/lib/$$(basename $$f); \
 	done
 	@ln -sf $(CURDIR)/tests/unit/awafs-unit.h $(OVS)/tests/awafs-unit.h

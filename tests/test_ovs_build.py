@@ -34,12 +34,14 @@ def test_core_compiled_inside_ovs():
         assert (BUILD / "ovs" / "lib" / f"{name}.lo").exists(), name
 
 
-# The C files the patches change, and the core they build into
-# libopenvswitch.
+# The C files the patches change, and the core and the OVS-side sources
+# (netdev-ext/, ofproto-ext/) they build into libopenvswitch.
 PATCHED_C = sorted(
     {m for p in (REPO / "ovs-patches").glob("*.patch")
      for m in re.findall(r"^\+\+\+ b/(\S+\.c)$", p.read_text(), re.M)}
-    | {f"lib/{p.name}" for p in (REPO / "lib").glob("awafs*.c")})
+    | {f"lib/{p.name}" for p in (REPO / "lib").glob("awafs*.c")}
+    | {f"lib/{p.name}" for d in ("netdev-ext", "ofproto-ext")
+       for p in (REPO / d).glob("*.c")})
 
 
 @pytest.mark.parametrize("path", PATCHED_C)

@@ -1,6 +1,6 @@
 """An awafs QoS's other_config: from REST JSON to OVSDB strings, and the
-switch's own validation of it (awafs_qos_parse in lib/netdev-dpdk-awafs.c as
-patched by ovs-patches/), with the switch's messages, so that the REST API
+switch's own validation of it (awafs_qos_parse in
+netdev-ext/netdev-dpdk-awafs.c), with the switch's messages, so that the REST API
 refuses exactly what the switch would refuse."""
 
 import re

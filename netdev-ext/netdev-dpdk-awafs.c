@@ -1,0 +1,1627 @@
+/*
+ * Copyright (c) 2026 AWAFS developers.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_config.h>
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "awafs.h"
+#include "dp-packet.h"
+#include "netdev-dpdk-qos.h"
+#include "netdev-provider.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/list.h"
+#include "openvswitch/vlog.h"
+#include "ovs-rcu.h"
+#include "ovs-thread.h"
+#include "random.h"
+#include "smap.h"
+#include "timeval.h"
+#include "unixctl.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(netdev_dpdk_awafs);
+
+/* AWAFS: an MLFQ egress scheduler with adaptive demotion thresholds.
+ *
+ * The port has k strict-priority queues.  Each packet goes to the queue that
+ * its flow's bytes-sent selects (the end host carries it in a TCP option, see
+ * lib/awafs.h); headerless frames go to 'default-queue'.  The k-1 thresholds
+ * are recomputed every 'interval-ms' by the "awafs" thread as percentiles of
+ * the sizes of the flows that completed on the port in the last 'window-ms'
+ * and published to the PMD threads by RCU.  Queued packets leave in priority
+ * order, at most at 'max-rate', through the queueing QoS send path.
+ *
+ * With karuna=on (Karuna's mix-flow scheduling, seed 003), queue 0 is
+ * reserved for flows with a deadline, and the others share the queues below
+ * it: flows of known size split by their size at thresholds {beta}
+ * ('size-thresholds', or 'size-percentiles' of the completed sizes of such
+ * flows, a second window), flows of unknown size sieved by bytes sent at
+ * the thresholds above ({alpha}, from their own completions only).  A flow's
+ * type and size come from the Karuna word of its header (docs/header.md).
+ * With aging=on, a message that suffers its kappa-th retransmission timeout
+ * (seen by the switch's flow table) is split again by what it has left
+ * (known size) or restarts at the top of the sieve (unknown size). */
+
+#define AWAFS_DEFAULT_N_QUEUES 4
+#define AWAFS_DEFAULT_BUFFER 1024       /* Packets. */
+#define AWAFS_MAX_BUFFER 65536          /* Well below any mempool. */
+#define AWAFS_MAX_RATE 400000000000ULL  /* bit/s. */
+#define AWAFS_MAX_PERIOD_MS 60000
+#define AWAFS_MIN_BURST 3000            /* Bytes, two full frames. */
+#define AWAFS_LINK_BURST_US 50          /* Shaped to the link: its burst. */
+#define AWAFS_HISTORY_LEN 64
+#define AWAFS_SWEEP_ENTRIES 256         /* Flow-table entries per sweep. */
+#define AWAFS_SWEEP_INTERVAL_US 1000
+#define AWAFS_SRCLIMIT_SOURCES 1024     /* Buckets of completion-rate-limit. */
+
+static unixctl_cb_func awafs_unixctl_history;
+
+/* Whose byte counts a port believes. */
+enum awafs_trust {
+    AWAFS_TRUST_HOST,           /* The end host's AWAFS option. */
+    AWAFS_TRUST_SWITCH,         /* The switch's own count per 5-tuple. */
+    AWAFS_TRUST_VERIFY,         /* The host's, never below the switch's. */
+};
+
+/* Flows that retransmitted ("tardy"), seen in the switch's flow table. */
+enum awafs_tardy {
+    AWAFS_TARDY_OFF,
+    AWAFS_TARDY_TFS,            /* To queue 0. */
+    AWAFS_TARDY_TFS_PLUS,       /* To queue 0 below 'tardy-limit' bytes. */
+};
+
+struct awafs_qos_params {
+    uint32_t n_queues;          /* The port's queues. */
+    struct awafs_config core;   /* The sieve's: the queues below queue 0
+                                 * with 'karuna', else all of them. */
+    bool karuna;
+    struct awafs_config beta;   /* With 'karuna': sizes known in advance. */
+    bool aging;                 /* With 'karuna' and the flow table. */
+    uint32_t aging_min, aging_max;      /* Timeouts (kappa). */
+    int64_t rto_min_us;         /* Silence before a timeout. */
+    uint64_t max_rate;          /* bit/s; 0: as fast as the NIC takes. */
+    uint32_t buffer;            /* Packets, all queues together. */
+    uint32_t ecn_threshold;     /* Packets of backlog; 0: off. */
+    bool ecn_per_queue;         /* Backlog of the packet's queue, else all. */
+    uint32_t max_wait_us;       /* Starvation guard; 0: off. */
+    uint32_t default_queue;     /* For frames without the header. */
+    enum awafs_trust trust;
+    int64_t idle_us;            /* Message boundary for the switch's count. */
+    uint32_t flow_table_size;   /* Flows the switch counts, if not 'host'. */
+    uint32_t completion_rate_limit; /* Per source, per second; 0: none. */
+    enum awafs_tardy tardy;
+    uint64_t tardy_limit;       /* Bytes, for AWAFS_TARDY_TFS_PLUS. */
+};
+
+struct awafs_update {
+    long long int wall_ms;
+    struct awafs_thresholds thr;
+};
+
+/* Guards the list of awafs instances and their recalculation state. */
+static struct ovs_mutex awafs_mutex = OVS_MUTEX_INITIALIZER;
+
+struct awafs_qos {
+    struct qos_conf qos_conf;
+    long long int created;              /* time_msec(). */
+
+    /* Datapath state, under 'qos_conf.lock'.  The main thread reads
+     * 'params' freely and writes it only under the lock.  Counters are read
+     * without the lock, for display. */
+    struct awafs_qos_params params;
+    struct awafs_sched *sched;
+    struct awafs_tb tb;
+    uint32_t link_mbps;                 /* The port's, 0 if unknown. */
+    struct awafs_ring *ring;            /* Completions, to 'adapt'. */
+    struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
+    struct awafs_flowtab *flows;        /* Unless trust=host. */
+    struct awafs_srclimit *srclimit;    /* If completion-rate-limit. */
+    atomic_llong next_sweep_us;         /* Read by PMDs without the lock. */
+    struct awafs_parse_stats parse;
+    uint64_t completions;
+    uint64_t cut_through;               /* Packets sent without queueing. */
+    uint64_t pinned[AWAFS_MAX_QUEUES];  /* Packets a set_queue action put. */
+    uint64_t type_packets[3];           /* Karuna: by enum awafs_flow_type. */
+    uint64_t karuna_oversize;           /* Sent more than their size. */
+    OVSRCU_TYPE(struct awafs_thresholds *) thr;
+    OVSRCU_TYPE(struct awafs_thresholds *) beta_thr;    /* If 'karuna'. */
+
+    /* The classification of the batch being queued or, between
+     * qos_enqueue() and qos_sent_direct(), sent directly. */
+    struct awafs_batch {
+        uint8_t queues[NETDEV_MAX_BURST];
+        uint8_t ecn[NETDEV_MAX_BURST];  /* ECN-capable, if marking. */
+        uint8_t ip_version[NETDEV_MAX_BURST];
+        uint16_t l3_ofs[NETDEV_MAX_BURST];
+        uint32_t lens[NETDEV_MAX_BURST];
+    } batch;
+
+    /* Recalculation state, under 'awafs_mutex'. */
+    struct ovs_list list_node;          /* In 'awafs_list'. */
+    struct awafs_adapt *adapt;
+    struct awafs_adapt *beta_adapt;     /* If 'karuna'. */
+    int64_t next_run_us OVS_GUARDED_BY(awafs_mutex);
+    uint64_t runs OVS_GUARDED_BY(awafs_mutex);
+    uint64_t late_runs OVS_GUARDED_BY(awafs_mutex); /* > 10 % late. */
+    int64_t max_late_us OVS_GUARDED_BY(awafs_mutex);
+    int64_t sum_late_us OVS_GUARDED_BY(awafs_mutex);
+    int64_t max_calc_us OVS_GUARDED_BY(awafs_mutex);
+    struct awafs_update history[AWAFS_HISTORY_LEN]
+        OVS_GUARDED_BY(awafs_mutex);
+    uint64_t n_history OVS_GUARDED_BY(awafs_mutex);
+};
+
+static struct ovs_list awafs_list OVS_GUARDED_BY(awafs_mutex)
+    = OVS_LIST_INITIALIZER(&awafs_list);
+
+/* The AWAFS clock, in microseconds: the TSC, which the PMD threads read
+ * without a system call. */
+static int64_t
+awafs_now_us(void)
+{
+    return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000000);
+}
+
+/* The scheduler's clock for queued packets: the TSC in units of 1024 cycles
+ * (a third of a microsecond at 3 GHz), read without a division. */
+#define AWAFS_TICK_SHIFT 10
+
+static uint32_t
+awafs_us_to_ticks(uint64_t us)
+{
+    return MIN(us * (rte_get_tsc_hz() / 1000000) >> AWAFS_TICK_SHIFT,
+               UINT32_MAX);
+}
+
+static uint64_t
+awafs_ticks_to_us(uint64_t ticks)
+{
+    return (ticks << AWAFS_TICK_SHIFT) / (rte_get_tsc_hz() / 1000000);
+}
+
+static struct awafs_qos *
+awafs_qos_cast(const struct qos_conf *conf)
+{
+    return CONTAINER_OF(conf, struct awafs_qos, qos_conf);
+}
+
+/* ---- Configuration ---- */
+
+static const char *const awafs_keys[] = {
+    "queues", "mode", "thresholds", "percentiles", "window-ms",
+    "interval-ms", "min-samples", "window-type", "window-capacity",
+    "max-rate", "buffer", "ecn-threshold", "ecn-mode", "max-wait-us",
+    "default-queue", "trust", "idle-us", "flow-table-size",
+    "completion-ring-size", "completion-rate-limit", "tardy", "tardy-limit",
+    "karuna", "size-thresholds", "size-percentiles", "aging",
+    "aging-min-timeouts", "aging-max-timeouts", "rto-min-us",
+};
+
+/* Parses optional integer 'key' of 'details' into '*value' (left alone if
+ * absent).  Returns an error message or NULL. */
+static char *
+awafs_parse_uint(const struct smap *details, const char *key,
+                 unsigned long long int min, unsigned long long int max,
+                 uint64_t *value)
+{
+    const char *s = smap_get(details, key);
+    unsigned long long int v;
+
+    if (!s) {
+        return NULL;
+    }
+    if (!str_to_ullong(s, 10, &v) || v < min || v > max) {
+        return xasprintf("%s: \"%s\" is not an integer between %llu and "
+                         "%llu", key, s, min, max);
+    }
+    *value = v;
+    return NULL;
+}
+
+/* Parses optional "on"/"off" 'key' of 'details' into '*value' (false if
+ * absent).  Returns an error message or NULL. */
+static char *
+awafs_parse_on_off(const struct smap *details, const char *key, bool *value)
+{
+    const char *s = smap_get_def(details, key, "off");
+
+    if (strcmp(s, "on") && strcmp(s, "off")) {
+        return xasprintf("%s: \"%s\" is neither \"on\" nor \"off\"", key,
+                         s);
+    }
+    *value = !strcmp(s, "on");
+    return NULL;
+}
+
+/* Parses the comma-separated list 'key' of 'n' values: byte counts into
+ * 'bytes', or percentiles in (0, 100) into 'pct_milli' (1/1000 %). */
+static char *
+awafs_parse_list(const struct smap *details, const char *key, uint32_t n,
+                 uint64_t *bytes, uint32_t *pct_milli)
+{
+    const char *s = smap_get(details, key);
+    char *copy, *save_ptr = NULL, *msg = NULL;
+    uint32_t i = 0;
+
+    if (!s) {
+        return NULL;
+    }
+    copy = xstrdup(s);
+    for (char *tok = strtok_r(copy, ", ", &save_ptr); tok;
+         tok = strtok_r(NULL, ", ", &save_ptr), i++) {
+        unsigned long long int v;
+        uint32_t milli;
+        double d;
+
+        if (msg || i >= n) {
+            continue;           /* Only counting, for the message below. */
+        } else if (bytes) {
+            if (!str_to_ullong(tok, 10, &v) || v > AWAFS_FLOW_SIZE_MAX) {
+                msg = xasprintf("%s: \"%s\" is not a byte count (0 to %u)",
+                                key, tok, AWAFS_FLOW_SIZE_MAX);
+            } else {
+                bytes[i] = v;
+            }
+        } else if (!str_to_double(tok, &d) || !(d > 0 && d < 100)
+                   || !(milli = d * 1000 + 0.5) || milli >= 100000) {
+            msg = xasprintf("%s: \"%s\" is not a percentile in (0, 100)",
+                            key, tok);
+        } else {
+            pct_milli[i] = milli;
+        }
+    }
+    if (!msg && i != n) {
+        msg = xasprintf("%s: %"PRIu32" queues need %"PRIu32" values, got "
+                        "%"PRIu32, key, n + 1, n, i);
+    }
+    free(copy);
+    return msg;
+}
+
+/* Parses 'details' into 'p'.  Returns NULL if valid, otherwise a malloc()'d
+ * message. */
+static char *
+awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
+{
+    const struct smap_node *node;
+    uint64_t v;
+    const char *mode;
+    const char *core_msg;
+    char *msg;
+
+    SMAP_FOR_EACH (node, details) {
+        size_t i;
+
+        for (i = 0; i < ARRAY_SIZE(awafs_keys); i++) {
+            if (!strcmp(node->key, awafs_keys[i])) {
+                break;
+            }
+        }
+        if (i == ARRAY_SIZE(awafs_keys)) {
+            return xasprintf("unknown key \"%s\"", node->key);
+        }
+    }
+
+    memset(p, 0, sizeof *p);
+    v = AWAFS_DEFAULT_N_QUEUES;
+    msg = awafs_parse_uint(details, "queues", AWAFS_MIN_QUEUES,
+                           AWAFS_MAX_QUEUES, &v);
+    if (msg) {
+        return msg;
+    }
+    p->n_queues = v;
+    msg = awafs_parse_on_off(details, "karuna", &p->karuna);
+    if (msg) {
+        return msg;
+    }
+    if (p->karuna && p->n_queues < 3) {
+        return xasprintf("karuna: %"PRIu32" queues cannot hold the queue "
+                         "reserved for deadline flows and two for the others "
+                         "(queues must be at least 3)", p->n_queues);
+    }
+    /* With karuna, the queues below the deadline queue: 'v' - 1. */
+    v -= p->karuna;
+    awafs_config_default(&p->core, v);
+    awafs_config_default(&p->beta, v);
+
+    mode = smap_get_def(details, "mode", "adaptive");
+    if (!strcmp(mode, "static")) {
+        p->core.adaptive = false;
+    } else if (strcmp(mode, "adaptive")) {
+        return xasprintf("mode: \"%s\" is neither \"adaptive\" nor "
+                         "\"static\"", mode);
+    }
+
+    /* The histogram window is the default: fixed memory at any completion
+     * rate and a recalculation that does not grow with the window (see the
+     * AWAFS benchmark report). */
+    mode = smap_get_def(details, "window-type", "histogram");
+    if (!strcmp(mode, "histogram")) {
+        p->core.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    } else if (!strcmp(mode, "exact")) {
+        p->core.window_kind = AWAFS_WINDOW_EXACT;
+    } else {
+        return xasprintf("window-type: \"%s\" is neither \"histogram\" "
+                         "nor \"exact\"", mode);
+    }
+
+#define AWAFS_PARSE(CALL)   \
+    do {                    \
+        msg = (CALL);       \
+        if (msg) {          \
+            return msg;     \
+        }                   \
+    } while (0)
+    AWAFS_PARSE(awafs_parse_list(details, "thresholds", v - 1,
+                                 p->core.init_thr, NULL));
+    AWAFS_PARSE(awafs_parse_list(details, "percentiles", v - 1, NULL,
+                                 p->core.pct_milli));
+    if (p->karuna) {
+        AWAFS_PARSE(awafs_parse_list(details, "size-thresholds", v - 1,
+                                     p->beta.init_thr, NULL));
+        AWAFS_PARSE(awafs_parse_list(details, "size-percentiles", v - 1,
+                                     NULL, p->beta.pct_milli));
+    } else if (smap_get(details, "size-thresholds")
+               || smap_get(details, "size-percentiles")) {
+        return xstrdup("size-thresholds, size-percentiles: only with "
+                       "karuna=on");
+    }
+
+    v = p->core.window_us / 1000;
+    AWAFS_PARSE(awafs_parse_uint(details, "window-ms", 1,
+                                 AWAFS_MAX_PERIOD_MS, &v));
+    p->core.window_us = v * 1000;
+    v = p->core.interval_us / 1000;
+    AWAFS_PARSE(awafs_parse_uint(details, "interval-ms", 1,
+                                 AWAFS_MAX_PERIOD_MS, &v));
+    p->core.interval_us = v * 1000;
+    v = p->core.window_capacity;
+    AWAFS_PARSE(awafs_parse_uint(details, "window-capacity", 16, 1u << 24,
+                                 &v));
+    p->core.window_capacity = v;
+    v = p->core.ring_capacity;
+    AWAFS_PARSE(awafs_parse_uint(details, "completion-ring-size", 16,
+                                 AWAFS_RING_MAX_CAPACITY, &v));
+    p->core.ring_capacity = v;
+    v = p->core.min_samples;
+    AWAFS_PARSE(awafs_parse_uint(details, "min-samples", 1,
+                                 p->core.window_capacity, &v));
+    p->core.min_samples = v;
+
+    AWAFS_PARSE(awafs_parse_uint(details, "max-rate", 0, AWAFS_MAX_RATE,
+                                 &p->max_rate));
+    v = AWAFS_DEFAULT_BUFFER;
+    AWAFS_PARSE(awafs_parse_uint(details, "buffer", 1, AWAFS_MAX_BUFFER,
+                                 &v));
+    p->buffer = v;
+    v = 0;
+    AWAFS_PARSE(awafs_parse_uint(details, "ecn-threshold", 0, p->buffer,
+                                 &v));
+    p->ecn_threshold = v;
+    mode = smap_get_def(details, "ecn-mode", "port");
+    if (!strcmp(mode, "queue")) {
+        p->ecn_per_queue = true;
+    } else if (strcmp(mode, "port")) {
+        return xasprintf("ecn-mode: \"%s\" is neither \"port\" nor "
+                         "\"queue\"", mode);
+    }
+    v = 0;
+    AWAFS_PARSE(awafs_parse_uint(details, "max-wait-us", 0, 60000000, &v));
+    p->max_wait_us = v;
+    /* The size of what a frame without the header belongs to is unknown:
+     * at the top, one bulk sender without the agent (or any UDP flood)
+     * would own the port. */
+    v = p->n_queues - 1;
+    AWAFS_PARSE(awafs_parse_uint(details, "default-queue", 0,
+                                 p->n_queues - 1, &v));
+    p->default_queue = v;
+    if (p->karuna && !p->default_queue) {
+        return xstrdup("default-queue: queue 0 is reserved for deadline "
+                       "flows with karuna=on");
+    }
+
+    mode = smap_get_def(details, "trust", "host");
+    if (!strcmp(mode, "host")) {
+        p->trust = AWAFS_TRUST_HOST;
+    } else if (!strcmp(mode, "switch")) {
+        p->trust = AWAFS_TRUST_SWITCH;
+    } else if (!strcmp(mode, "verify")) {
+        p->trust = AWAFS_TRUST_VERIFY;
+    } else {
+        return xasprintf("trust: \"%s\" is not \"host\", \"switch\" or "
+                         "\"verify\"", mode);
+    }
+    /* Longer than Linux's 40 ms delayed-ACK timer, which can pause a
+     * sender after a PSH segment; request/response boundaries do not wait
+     * for it (lib/awafs-flowtab.c). */
+    v = 50000;
+    AWAFS_PARSE(awafs_parse_uint(details, "idle-us", 1, 60000000, &v));
+    p->idle_us = v;
+    v = 4096;
+    AWAFS_PARSE(awafs_parse_uint(details, "flow-table-size", 8, 1u << 20,
+                                 &v));
+    p->flow_table_size = v;
+    v = 0;
+    AWAFS_PARSE(awafs_parse_uint(details, "completion-rate-limit", 0,
+                                 1000000, &v));
+    p->completion_rate_limit = v;
+
+    mode = smap_get_def(details, "tardy", "off");
+    if (!strcmp(mode, "off")) {
+        p->tardy = AWAFS_TARDY_OFF;
+    } else if (!strcmp(mode, "tfs")) {
+        p->tardy = AWAFS_TARDY_TFS;
+    } else if (!strcmp(mode, "tfs+")) {
+        p->tardy = AWAFS_TARDY_TFS_PLUS;
+    } else {
+        return xasprintf("tardy: \"%s\" is not \"off\", \"tfs\" or "
+                         "\"tfs+\"", mode);
+    }
+    if (p->tardy != AWAFS_TARDY_OFF && p->trust == AWAFS_TRUST_HOST) {
+        return xasprintf("tardy: \"%s\" needs trust=switch or trust=verify "
+                         "(only the switch's flow table sees retransmissions)",
+                         mode);
+    }
+    if (p->tardy != AWAFS_TARDY_OFF && p->karuna) {
+        return xasprintf("tardy: \"%s\" cannot go with karuna=on, which "
+                         "reserves queue 0 for deadline flows", mode);
+    }
+    p->tardy_limit = 100000;
+    AWAFS_PARSE(awafs_parse_uint(details, "tardy-limit", 1,
+                                 AWAFS_FLOW_SIZE_MAX, &p->tardy_limit));
+
+    AWAFS_PARSE(awafs_parse_on_off(details, "aging", &p->aging));
+    if (p->aging && !p->karuna) {
+        return xstrdup("aging: needs karuna=on");
+    }
+    if (p->aging && p->trust == AWAFS_TRUST_HOST) {
+        return xstrdup("aging: needs trust=switch or trust=verify (only the "
+                       "switch's flow table sees timeouts)");
+    }
+    /* Karuna's kappa: uniform in [2, 10] per flow. */
+    v = 2;
+    AWAFS_PARSE(awafs_parse_uint(details, "aging-min-timeouts", 1,
+                                 AWAFS_FLOWTAB_MAX_KAPPA, &v));
+    p->aging_min = v;
+    v = 10;
+    AWAFS_PARSE(awafs_parse_uint(details, "aging-max-timeouts", 1,
+                                 AWAFS_FLOWTAB_MAX_KAPPA, &v));
+    p->aging_max = v;
+    if (p->aging_min > p->aging_max) {
+        return xasprintf("aging-min-timeouts: %"PRIu32" is above "
+                         "aging-max-timeouts (%"PRIu32")", p->aging_min,
+                         p->aging_max);
+    }
+    v = AWAFS_FLOWTAB_RTO_MIN_US;
+    AWAFS_PARSE(awafs_parse_uint(details, "rto-min-us", 1, 60000000, &v));
+    p->rto_min_us = v;
+#undef AWAFS_PARSE
+
+    /* The known sizes' window is the sieve's, with its own thresholds. */
+    p->beta.adaptive = p->core.adaptive;
+    p->beta.window_us = p->core.window_us;
+    p->beta.interval_us = p->core.interval_us;
+    p->beta.min_samples = p->core.min_samples;
+    p->beta.window_kind = p->core.window_kind;
+    p->beta.window_capacity = p->core.window_capacity;
+    p->beta.ring_capacity = p->core.ring_capacity;
+    core_msg = awafs_config_check(&p->core);
+    if (!core_msg && p->karuna) {
+        core_msg = awafs_config_check(&p->beta);
+        if (core_msg) {
+            return xasprintf("size-%s", core_msg);
+        }
+    }
+    return core_msg ? xstrdup(core_msg) : NULL;
+}
+
+/* Whether 'a' and 'b' (of the same queue count) have the same percentiles
+ * and thresholds. */
+static bool
+awafs_thresholds_config_equal(const struct awafs_config *a,
+                              const struct awafs_config *b)
+{
+    uint32_t n = a->n_queues - 1;
+
+    return (!memcmp(a->pct_milli, b->pct_milli, n * sizeof a->pct_milli[0])
+            && !memcmp(a->init_thr, b->init_thr, n * sizeof a->init_thr[0]));
+}
+
+static bool
+awafs_params_equal(const struct awafs_qos_params *a,
+                   const struct awafs_qos_params *b)
+{
+    return (a->n_queues == b->n_queues
+            && a->core.n_queues == b->core.n_queues
+            && a->karuna == b->karuna
+            && (!a->karuna
+                || awafs_thresholds_config_equal(&a->beta, &b->beta))
+            && a->aging == b->aging
+            && a->aging_min == b->aging_min
+            && a->aging_max == b->aging_max
+            && a->rto_min_us == b->rto_min_us
+            && a->core.adaptive == b->core.adaptive
+            && awafs_thresholds_config_equal(&a->core, &b->core)
+            && a->core.window_us == b->core.window_us
+            && a->core.interval_us == b->core.interval_us
+            && a->core.min_samples == b->core.min_samples
+            && a->core.window_kind == b->core.window_kind
+            && a->core.window_capacity == b->core.window_capacity
+            && a->core.ring_capacity == b->core.ring_capacity
+            && a->max_rate == b->max_rate
+            && a->buffer == b->buffer
+            && a->ecn_threshold == b->ecn_threshold
+            && a->ecn_per_queue == b->ecn_per_queue
+            && a->max_wait_us == b->max_wait_us
+            && a->default_queue == b->default_queue
+            && a->trust == b->trust
+            && a->idle_us == b->idle_us
+            && a->flow_table_size == b->flow_table_size
+            && a->completion_rate_limit == b->completion_rate_limit
+            && a->tardy == b->tardy
+            && a->tardy_limit == b->tardy_limit);
+}
+
+/* The flow table's limit for tardy flows (awafs_flowtab_set_tardy()). */
+static uint64_t
+awafs_tardy_limit(const struct awafs_qos_params *p)
+{
+    return (p->tardy == AWAFS_TARDY_TFS ? UINT64_MAX
+            : p->tardy == AWAFS_TARDY_TFS_PLUS ? p->tardy_limit
+            : 0);
+}
+
+/* Timeouts and aging in the flow table 'flows' (lib/awafs-flowtab.c). */
+static void
+awafs_qos_set_aging(struct awafs_flowtab *flows,
+                    const struct awafs_qos_params *p)
+{
+    bool ok = awafs_flowtab_set_aging(flows, p->rto_min_us,
+                                      p->aging ? p->aging_min : 0,
+                                      p->aging ? p->aging_max : 0);
+
+    ovs_assert(ok);             /* awafs_qos_parse() checked them. */
+}
+
+/* The bucket: 'max-rate' with 1 ms of burst or, without it, the link's
+ * speed with AWAFS_LINK_BURST_US of burst, so that the NIC's ring holds no
+ * more than that and the priorities act on the rest (an unshaped port would
+ * fill the NIC's ring first: thousands of descriptors, all FIFO). */
+static void
+awafs_qos_init_tb(struct awafs_qos *aq)
+{
+    uint64_t rate, burst;
+
+    if (aq->params.max_rate) {
+        rate = aq->params.max_rate / 8;
+        burst = rate / 1000;
+    } else {
+        rate = (uint64_t) aq->link_mbps * 1000000 / 8;
+        burst = rate / 1000000 * AWAFS_LINK_BURST_US;
+    }
+    awafs_tb_init(&aq->tb, rate, MAX(burst, AWAFS_MIN_BURST),
+                  rte_get_tsc_hz(), rte_get_tsc_cycles());
+}
+
+static void
+awafs_qos_set_link_speed(struct qos_conf *conf, uint32_t mbps)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+
+    rte_spinlock_lock(&conf->lock);
+    if (aq->link_mbps != mbps) {
+        aq->link_mbps = mbps;
+        if (!aq->params.max_rate) {
+            awafs_qos_init_tb(aq);
+        }
+    }
+    rte_spinlock_unlock(&conf->lock);
+}
+
+static void
+awafs_qos_init_sched(struct awafs_qos *aq)
+{
+    awafs_sched_set_ecn(aq->sched, aq->params.ecn_threshold,
+                        aq->params.ecn_per_queue);
+    awafs_sched_set_max_wait(aq->sched,
+                             awafs_us_to_ticks(aq->params.max_wait_us));
+}
+
+/* Publishes 't' to the PMD threads: the sieve's thresholds or, if
+ * 'sizes', those of the known sizes (karuna). */
+static void
+awafs_qos_publish(struct awafs_qos *aq, bool sizes,
+                  const struct awafs_thresholds *t)
+    OVS_REQUIRES(awafs_mutex)
+{
+    struct awafs_thresholds *old;
+
+    if (sizes) {
+        old = ovsrcu_get_protected(struct awafs_thresholds *, &aq->beta_thr);
+        ovsrcu_set(&aq->beta_thr, xmemdup(t, sizeof *t));
+    } else {
+        old = ovsrcu_get_protected(struct awafs_thresholds *, &aq->thr);
+        ovsrcu_set(&aq->thr, xmemdup(t, sizeof *t));
+    }
+    ovsrcu_postpone(free, old);
+}
+
+/* ---- The recalculation thread ---- */
+
+static void
+awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
+    OVS_REQUIRES(awafs_mutex)
+{
+    int64_t interval = aq->params.core.interval_us;
+    int64_t late = now - aq->next_run_us;
+    struct awafs_thresholds t;
+    int64_t calc;
+
+    aq->runs++;
+    aq->sum_late_us += late;
+    aq->max_late_us = MAX(aq->max_late_us, late);
+    if (late * 10 > interval) {
+        aq->late_runs++;
+    }
+
+    if (awafs_adapt_update(aq->adapt, now, &t)) {
+        struct awafs_update *u;
+
+        awafs_qos_publish(aq, false, &t);
+        u = &aq->history[aq->n_history++ % AWAFS_HISTORY_LEN];
+        u->wall_ms = time_wall_msec();
+        u->thr = t;
+    }
+    if (aq->beta_adapt && awafs_adapt_update(aq->beta_adapt, now, &t)) {
+        awafs_qos_publish(aq, true, &t);
+    }
+    calc = awafs_now_us() - now;
+    aq->max_calc_us = MAX(aq->max_calc_us, calc);
+
+    /* Keep the phase: the next round is one interval after this one was
+     * due, unless this one was more than an interval late. */
+    aq->next_run_us += interval;
+    if (aq->next_run_us <= now) {
+        aq->next_run_us = now + interval;
+    }
+}
+
+static void *
+awafs_main(void *arg OVS_UNUSED)
+{
+    pthread_detach(pthread_self());
+
+    for (;;) {
+        struct awafs_qos *aq;
+        int64_t now = awafs_now_us();
+        /* Look at the list at least every 10 ms, for new instances. */
+        int64_t next = now + 10 * 1000;
+
+        ovs_mutex_lock(&awafs_mutex);
+        LIST_FOR_EACH (aq, list_node, &awafs_list) {
+            if (now >= aq->next_run_us) {
+                awafs_qos_recalc(aq, now);
+            }
+            next = MIN(next, aq->next_run_us);
+        }
+        ovs_mutex_unlock(&awafs_mutex);
+
+        now = awafs_now_us();
+        if (next > now) {
+            /* Quiesces RCU while asleep. */
+            xnanosleep((next - now) * 1000);
+        }
+    }
+    return NULL;
+}
+
+/* ---- dpdk_qos_ops ---- */
+
+/* Packets that the awafs instances other than 'cur' may hold. */
+static uint64_t
+awafs_buffers_except(const struct qos_conf *cur)
+{
+    const struct awafs_qos *aq;
+    uint64_t n = 0;
+
+    ovs_mutex_lock(&awafs_mutex);
+    LIST_FOR_EACH (aq, list_node, &awafs_list) {
+        if (&aq->qos_conf != cur && !aq->qos_conf.retired) {
+            n += aq->params.buffer;
+        }
+    }
+    ovs_mutex_unlock(&awafs_mutex);
+    return n;
+}
+
+static char *
+awafs_qos_check(const struct qos_conf *cur, const struct smap *details)
+{
+    struct awafs_qos_params params;
+    char *msg = awafs_qos_parse(details, &params);
+
+    if (!msg) {
+        uint64_t others = awafs_buffers_except(cur);
+        uint32_t spare = dpdk_mp_spare();
+
+        if (others + params.buffer > spare) {
+            msg = xasprintf("buffer: %"PRIu32" packets do not fit in the "
+                            "%"PRIu32" mbufs that the mempools can spare "
+                            "(half of the smallest), of which other awafs "
+                            "ports may hold %"PRIu64, params.buffer, spare,
+                            others);
+        }
+    }
+    return msg;
+}
+
+/* A new copy of the thresholds 'adapt' starts with, for publishing. */
+static struct awafs_thresholds *
+awafs_initial_thresholds(const struct awafs_adapt *adapt)
+{
+    struct awafs_thresholds t;
+
+    awafs_adapt_current(adapt, &t);
+    t.updated_us = awafs_now_us();
+    return xmemdup(&t, sizeof t);
+}
+
+static int
+awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
+{
+    static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
+    struct awafs_qos_params params;
+    struct awafs_qos *aq;
+    char *msg;
+
+    msg = awafs_qos_parse(details, &params);
+    if (msg) {
+        free(msg);
+        return EINVAL;
+    }
+
+    aq = xzalloc(sizeof *aq);
+    qos_conf_init(&aq->qos_conf, &awafs_ops);
+    atomic_init(&aq->next_sweep_us, 0);
+    aq->created = time_msec();
+    aq->params = params;
+    aq->sched = awafs_sched_create(params.n_queues, params.buffer);
+    aq->adapt = awafs_adapt_create(&params.core);
+    if (params.karuna) {
+        aq->beta_adapt = awafs_adapt_create(&params.beta);
+    }
+    if (params.trust != AWAFS_TRUST_HOST) {
+        /* A secret hash key: see awafs_flowtab_create(). */
+        aq->flows = awafs_flowtab_create(params.flow_table_size,
+                                         random_uint64());
+        if (aq->flows) {
+            awafs_flowtab_set_tardy(aq->flows, awafs_tardy_limit(&params));
+            awafs_qos_set_aging(aq->flows, &params);
+        }
+    }
+    if (params.completion_rate_limit) {
+        /* A tenth of a second's worth at once; a secret hash key, as for
+         * the flow table. */
+        aq->srclimit = awafs_srclimit_create(
+            AWAFS_SRCLIMIT_SOURCES, params.completion_rate_limit,
+            MAX(params.completion_rate_limit / 10, 1), random_uint64());
+    }
+    if (!aq->sched || !aq->adapt || (params.karuna && !aq->beta_adapt)
+        || (params.trust != AWAFS_TRUST_HOST && !aq->flows)
+        || (params.completion_rate_limit && !aq->srclimit)) {
+        awafs_sched_destroy(aq->sched);
+        awafs_adapt_destroy(aq->adapt);
+        awafs_adapt_destroy(aq->beta_adapt);
+        awafs_flowtab_destroy(aq->flows);
+        awafs_srclimit_destroy(aq->srclimit);
+        free(aq);
+        return ENOMEM;
+    }
+    aq->ring = awafs_adapt_ring(aq->adapt);
+    ovsrcu_init(&aq->thr, awafs_initial_thresholds(aq->adapt));
+    if (aq->beta_adapt) {
+        aq->beta_ring = awafs_adapt_ring(aq->beta_adapt);
+        ovsrcu_init(&aq->beta_thr, awafs_initial_thresholds(aq->beta_adapt));
+    } else {
+        ovsrcu_init(&aq->beta_thr, NULL);
+    }
+    awafs_qos_init_tb(aq);
+    awafs_qos_init_sched(aq);
+
+    ovs_mutex_lock(&awafs_mutex);
+    aq->next_run_us = awafs_now_us() + params.core.interval_us;
+    ovs_list_push_back(&awafs_list, &aq->list_node);
+    ovs_mutex_unlock(&awafs_mutex);
+
+    if (ovsthread_once_start(&once)) {
+        unixctl_command_register("awafs/history", "port [n]", 1, 2,
+                                 awafs_unixctl_history, NULL);
+        ovs_thread_create("awafs", awafs_main, NULL);
+        ovsthread_once_done(&once);
+    }
+
+    *conf = &aq->qos_conf;
+    return 0;
+}
+
+static int
+awafs_qos_flush(struct qos_conf *conf)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    void *pkts[NETDEV_MAX_BURST];
+    int total = 0;
+    size_t n;
+
+    while ((n = awafs_sched_flush(aq->sched, pkts, ARRAY_SIZE(pkts)))) {
+        rte_pktmbuf_free_bulk((struct rte_mbuf **) pkts, n);
+        total += n;
+    }
+    return total;
+}
+
+static void
+awafs_qos_destruct(struct qos_conf *conf)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+
+    ovs_mutex_lock(&awafs_mutex);
+    ovs_list_remove(&aq->list_node);
+    ovs_mutex_unlock(&awafs_mutex);
+
+    awafs_qos_flush(conf);
+    awafs_sched_destroy(aq->sched);
+    awafs_adapt_destroy(aq->adapt);
+    awafs_adapt_destroy(aq->beta_adapt);
+    awafs_flowtab_destroy(aq->flows);
+    awafs_srclimit_destroy(aq->srclimit);
+    free(ovsrcu_get_protected(struct awafs_thresholds *, &aq->thr));
+    free(ovsrcu_get_protected(struct awafs_thresholds *, &aq->beta_thr));
+    free(aq);
+}
+
+static void
+awafs_format_u64_list(struct ds *s, const uint64_t *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        ds_put_format(s, "%s%"PRIu64, i ? "," : "", v[i]);
+    }
+}
+
+/* Percentiles in 1/1000 % as percent, e.g. "10,20,30.5". */
+static void
+awafs_format_pct_list(struct ds *s, const uint32_t *pct_milli, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        ds_put_format(s, "%s%g", i ? "," : "", pct_milli[i] / 1000.0);
+    }
+}
+
+static uint64_t
+awafs_qos_pinned(const struct awafs_qos *aq)
+{
+    uint64_t n = 0;
+
+    for (int q = 0; q < AWAFS_MAX_QUEUES; q++) {
+        n += aq->pinned[q];
+    }
+    return n;
+}
+
+static int
+awafs_qos_get(const struct qos_conf *conf, struct smap *details)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    const struct awafs_qos_params *p = &aq->params;
+    const struct awafs_thresholds *t;
+    uint32_t n = p->core.n_queues - 1;
+    struct awafs_adapt_stats st;
+    uint64_t headerless, ecn_marks = 0, flushed = 0, aged = 0;
+    struct ds s = DS_EMPTY_INITIALIZER;
+
+    /* Configuration. */
+    smap_add_format(details, "queues", "%"PRIu32, p->n_queues);
+    smap_add(details, "mode", p->core.adaptive ? "adaptive" : "static");
+    awafs_format_u64_list(&s, p->core.init_thr, n);
+    smap_add(details, "thresholds", ds_cstr(&s));
+    ds_clear(&s);
+    awafs_format_pct_list(&s, p->core.pct_milli, n);
+    smap_add(details, "percentiles", ds_cstr(&s));
+    smap_add_format(details, "window-ms", "%"PRId64,
+                    p->core.window_us / 1000);
+    smap_add_format(details, "interval-ms", "%"PRId64,
+                    p->core.interval_us / 1000);
+    smap_add_format(details, "min-samples", "%"PRIu32, p->core.min_samples);
+    smap_add(details, "window-type",
+             p->core.window_kind == AWAFS_WINDOW_HISTOGRAM
+             ? "histogram" : "exact");
+    smap_add_format(details, "window-capacity", "%"PRIu32,
+                    p->core.window_capacity);
+    smap_add_format(details, "completion-ring-size", "%"PRIu32,
+                    awafs_ring_capacity(aq->ring));
+    smap_add_format(details, "max-rate", "%"PRIu64, p->max_rate);
+    smap_add_format(details, "rate", "%"PRIu64,
+                    p->max_rate ? p->max_rate
+                    : (uint64_t) aq->link_mbps * 1000000);
+    smap_add(details, "rate-source", (p->max_rate ? "max-rate"
+                                      : aq->link_mbps ? "link" : "none"));
+    smap_add_format(details, "buffer", "%"PRIu32, p->buffer);
+    smap_add_format(details, "ecn-threshold", "%"PRIu32, p->ecn_threshold);
+    smap_add(details, "ecn-mode", p->ecn_per_queue ? "queue" : "port");
+    smap_add_format(details, "max-wait-us", "%"PRIu32, p->max_wait_us);
+    smap_add_format(details, "default-queue", "%"PRIu32, p->default_queue);
+    smap_add(details, "trust", (p->trust == AWAFS_TRUST_HOST ? "host"
+                                : p->trust == AWAFS_TRUST_SWITCH ? "switch"
+                                : "verify"));
+    smap_add_format(details, "idle-us", "%"PRId64, p->idle_us);
+    smap_add_format(details, "flow-table-size", "%"PRIu32,
+                    p->flow_table_size);
+    smap_add_format(details, "completion-rate-limit", "%"PRIu32,
+                    p->completion_rate_limit);
+    smap_add(details, "tardy", (p->tardy == AWAFS_TARDY_TFS ? "tfs"
+                                : p->tardy == AWAFS_TARDY_TFS_PLUS ? "tfs+"
+                                : "off"));
+    smap_add_format(details, "tardy-limit", "%"PRIu64, p->tardy_limit);
+    smap_add(details, "karuna", p->karuna ? "on" : "off");
+    if (p->karuna) {
+        ds_clear(&s);
+        awafs_format_u64_list(&s, p->beta.init_thr, n);
+        smap_add(details, "size-thresholds", ds_cstr(&s));
+        ds_clear(&s);
+        awafs_format_pct_list(&s, p->beta.pct_milli, n);
+        smap_add(details, "size-percentiles", ds_cstr(&s));
+        smap_add(details, "aging", p->aging ? "on" : "off");
+        smap_add_format(details, "aging-min-timeouts", "%"PRIu32,
+                        p->aging_min);
+        smap_add_format(details, "aging-max-timeouts", "%"PRIu32,
+                        p->aging_max);
+    }
+    if (aq->flows) {
+        smap_add_format(details, "rto-min-us", "%"PRId64, p->rto_min_us);
+    }
+    if (aq->flows) {
+        struct awafs_flowtab_stats fs;
+
+        awafs_flowtab_get_stats(aq->flows, &fs);
+        smap_add_format(details, "flows", "%"PRIu64, fs.flows);
+        smap_add_format(details, "flow-evictions", "%"PRIu64, fs.evictions);
+        smap_add_format(details, "switch-completions", "%"PRIu64,
+                        fs.completions);
+        smap_add_format(details, "switch-partial", "%"PRIu64,
+                        fs.partial);
+        smap_add_format(details, "switch-held-down", "%"PRIu64,
+                        fs.held_down);
+        smap_add_format(details, "tardy-flows", "%"PRIu64, fs.tardy_flows);
+        smap_add_format(details, "tardy-packets", "%"PRIu64,
+                        fs.tardy_packets);
+        smap_add_format(details, "timeouts", "%"PRIu64, fs.timeouts);
+        smap_add_format(details, "aged-flows", "%"PRIu64, fs.aged_flows);
+    }
+
+    /* State. */
+    t = ovsrcu_get(struct awafs_thresholds *, &aq->thr);
+    ds_clear(&s);
+    awafs_format_u64_list(&s, t->thr, n);
+    smap_add(details, "current-thresholds", ds_cstr(&s));
+    smap_add_format(details, "thresholds-version", "%"PRIu64, t->version);
+    smap_add_format(details, "thresholds-age-ms", "%"PRId64,
+                    (awafs_now_us() - t->updated_us) / 1000);
+    smap_add_format(details, "thresholds-samples", "%"PRIu32, t->n_samples);
+    t = ovsrcu_get(struct awafs_thresholds *, &aq->beta_thr);
+    if (t) {
+        ds_clear(&s);
+        awafs_format_u64_list(&s, t->thr, n);
+        smap_add(details, "current-size-thresholds", ds_cstr(&s));
+        smap_add_format(details, "size-thresholds-version", "%"PRIu64,
+                        t->version);
+        smap_add_format(details, "deadline-packets", "%"PRIu64,
+                        aq->type_packets[AWAFS_FLOW_DEADLINE]);
+        smap_add_format(details, "sized-packets", "%"PRIu64,
+                        aq->type_packets[AWAFS_FLOW_SIZED]);
+        smap_add_format(details, "unknown-size-packets", "%"PRIu64,
+                        aq->type_packets[AWAFS_FLOW_UNKNOWN]);
+        smap_add_format(details, "karuna-oversize", "%"PRIu64,
+                        aq->karuna_oversize);
+    }
+
+    ovs_mutex_lock(&awafs_mutex);
+    smap_add_format(details, "window-samples", "%"PRIu32,
+                    awafs_adapt_window_count(aq->adapt));
+    if (aq->beta_adapt) {
+        smap_add_format(details, "size-window-samples", "%"PRIu32,
+                        awafs_adapt_window_count(aq->beta_adapt));
+    }
+    awafs_adapt_get_stats(aq->adapt, &st);
+    smap_add_format(details, "recalc-runs", "%"PRIu64, aq->runs);
+    smap_add_format(details, "recalc-late-runs", "%"PRIu64, aq->late_runs);
+    smap_add_format(details, "recalc-max-late-us", "%"PRId64,
+                    aq->max_late_us);
+    smap_add_format(details, "recalc-mean-late-us", "%"PRId64,
+                    aq->runs ? aq->sum_late_us / (int64_t) aq->runs : 0);
+    smap_add_format(details, "recalc-max-us", "%"PRId64, aq->max_calc_us);
+    ovs_mutex_unlock(&awafs_mutex);
+
+    smap_add_format(details, "completions", "%"PRIu64, aq->completions);
+    smap_add_format(details, "completions-dropped", "%"PRIu64,
+                    awafs_ring_dropped(aq->ring));
+    smap_add_format(details, "completions-limited", "%"PRIu64,
+                    aq->srclimit ? awafs_srclimit_limited(aq->srclimit) : 0);
+    smap_add_format(details, "window-evicted", "%"PRIu64,
+                    st.samples_evicted);
+    headerless = (aq->parse.n[AWAFS_PARSE_NOT_TCP]
+                  + aq->parse.n[AWAFS_PARSE_NO_OPTION]
+                  + aq->parse.n[AWAFS_PARSE_UNSUPPORTED]);
+    smap_add_format(details, "headerless", "%"PRIu64, headerless);
+    smap_add_format(details, "malformed", "%"PRIu64,
+                    aq->parse.n[AWAFS_PARSE_MALFORMED]);
+    smap_add_format(details, "cut-through", "%"PRIu64, aq->cut_through);
+    smap_add_format(details, "pinned-packets", "%"PRIu64,
+                    awafs_qos_pinned(aq));
+    smap_add_format(details, "backlog-packets", "%"PRIu32,
+                    awafs_sched_backlog(aq->sched));
+    for (uint32_t q = 0; q < p->n_queues; q++) {
+        struct awafs_queue_stats qs;
+
+        awafs_sched_get_queue_stats(aq->sched, q, &qs);
+        ecn_marks += qs.ecn_marks;
+        flushed += qs.flush_packets;
+        aged += qs.aged_packets;
+    }
+    smap_add_format(details, "ecn-marks", "%"PRIu64, ecn_marks);
+    smap_add_format(details, "flushed-packets", "%"PRIu64, flushed);
+    smap_add_format(details, "aged-packets", "%"PRIu64, aged);
+    ds_destroy(&s);
+    return 0;
+}
+
+static bool
+awafs_qos_is_equal(const struct qos_conf *conf, const struct smap *details)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    struct awafs_qos_params params;
+    char *msg = awafs_qos_parse(details, &params);
+
+    if (msg) {
+        free(msg);
+        return false;
+    }
+    return awafs_params_equal(&params, &aq->params);
+}
+
+/* Keeps the queues, their packets and the learned window unless the queue
+ * count, a buffer size or the window type changes (or a histogram window
+ * grows beyond twice its first length). */
+static bool
+awafs_qos_reconfigure(struct qos_conf *conf, const struct smap *details)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    struct awafs_qos_params params;
+    int64_t now = awafs_now_us();
+    struct awafs_thresholds before, after;
+    char *msg = awafs_qos_parse(details, &params);
+    bool ok;
+
+    if (msg) {
+        free(msg);
+        return false;
+    }
+    if (params.buffer != aq->params.buffer
+        || params.karuna != aq->params.karuna
+        || params.trust != aq->params.trust
+        || params.flow_table_size != aq->params.flow_table_size
+        || params.completion_rate_limit
+           != aq->params.completion_rate_limit) {
+        return false;
+    }
+
+    ovs_mutex_lock(&awafs_mutex);
+    awafs_adapt_current(aq->adapt, &before);
+    /* Both windows have the same capacities: the second succeeds if the
+     * first does. */
+    ok = (awafs_adapt_reconfigure(aq->adapt, &params.core, now)
+          && (!aq->beta_adapt
+              || awafs_adapt_reconfigure(aq->beta_adapt, &params.beta,
+                                         now)));
+    if (ok) {
+        bool rate_changed = params.max_rate != aq->params.max_rate;
+
+        awafs_adapt_current(aq->adapt, &after);
+        if (after.version != before.version) {
+            awafs_qos_publish(aq, false, &after);
+        }
+        if (aq->beta_adapt) {
+            awafs_adapt_current(aq->beta_adapt, &after);
+            awafs_qos_publish(aq, true, &after);
+        }
+        if (params.core.interval_us != aq->params.core.interval_us) {
+            aq->next_run_us = now + params.core.interval_us;
+        }
+        /* The PMDs read 'params' under the port lock, the recalculation
+         * thread under 'awafs_mutex'. */
+        rte_spinlock_lock(&aq->qos_conf.lock);
+        aq->params = params;
+        if (rate_changed) {
+            awafs_qos_init_tb(aq);      /* Reads aq->params.max_rate. */
+        }
+        if (aq->flows) {
+            awafs_flowtab_set_tardy(aq->flows, awafs_tardy_limit(&params));
+            awafs_qos_set_aging(aq->flows, &params);
+        }
+        awafs_qos_init_sched(aq);
+        rte_spinlock_unlock(&aq->qos_conf.lock);
+    }
+    ovs_mutex_unlock(&awafs_mutex);
+
+    return ok;
+}
+
+/* A completed message of 'size' bytes and 'type': with karuna, the known
+ * sizes teach {beta}, the unknown ones {alpha}, and a deadline flow's size
+ * neither. */
+static void
+awafs_qos_complete(struct awafs_qos *aq, int64_t now_us, uint64_t size,
+                   enum awafs_flow_type type)
+{
+    aq->completions++;
+    if (!aq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
+        awafs_ring_push(aq->ring, now_us, size);
+    } else if (type == AWAFS_FLOW_SIZED) {
+        awafs_ring_push(aq->beta_ring, now_us, size);
+    }
+}
+
+/* A completion of 'size' bytes that the host sending the frame at 'data',
+ * parsed into 'h', reports, unless that host's source address is over
+ * 'completion-rate-limit'. */
+static void
+awafs_qos_host_complete(struct awafs_qos *aq, const uint8_t *data,
+                        const struct awafs_hdr *h, int64_t now_us,
+                        uint64_t size, enum awafs_flow_type type)
+{
+    if (aq->srclimit) {
+        uint8_t src[16] = { 0 };
+
+        /* awafs_parse() checked the whole IP header. */
+        if (h->ip_version == 4) {
+            memcpy(src, data + h->l3_ofs + 12, 4);
+        } else {
+            memcpy(src, data + h->l3_ofs + 8, 16);
+        }
+        if (!awafs_srclimit_allow(aq->srclimit, src, now_us)) {
+            return;
+        }
+    }
+    awafs_qos_complete(aq, now_us, size, type);
+}
+
+/* With karuna ('beta' nonnull), the queue of a segment of 'type', with
+ * 'bytes_sent' by the switch's or the host's count and, with a flow table,
+ * 'sieve_queue' its sieve queue there ('aged' its message).  A flow of
+ * known size whose segment lacks the word is sieved. */
+static unsigned int
+awafs_qos_karuna_queue(struct awafs_qos *aq,
+                       const struct awafs_thresholds *alpha,
+                       const struct awafs_thresholds *beta,
+                       const struct awafs_hdr *h, enum awafs_flow_type type,
+                       uint64_t bytes_sent, int sieve_queue, bool aged)
+{
+    uint64_t size = h->has_karuna ? awafs_karuna_size(h->karuna) : 0;
+
+    if (type == AWAFS_FLOW_SIZED
+        && (!size || awafs_karuna_oversize(type, size, bytes_sent))) {
+        aq->karuna_oversize += size != 0;
+        type = AWAFS_FLOW_UNKNOWN;
+    }
+    aq->type_packets[type]++;
+    if (type == AWAFS_FLOW_UNKNOWN && sieve_queue >= 0) {
+        return 1 + sieve_queue;
+    }
+    return awafs_karuna_classify(alpha, beta, type, size, bytes_sent, aged);
+}
+
+/* The queue for a packet parsed into 'h' ('r' the parse result), and the
+ * completions it reports, under the port's trust mode; 'beta' is nonnull
+ * with karuna. */
+/* '*now_us' is the batch's time, read on first use (-1 until then): host
+ * mode needs it only for completions. */
+static unsigned int
+awafs_qos_classify(struct awafs_qos *aq, const struct awafs_thresholds *thr,
+                   const struct awafs_thresholds *beta,
+                   const uint8_t *data, uint32_t len,
+                   enum awafs_parse_result r, const struct awafs_hdr *h,
+                   int64_t *now_us)
+{
+    const struct awafs_qos_params *p = &aq->params;
+    struct awafs_flow_result fr;
+    struct awafs_flow_key key;
+
+    if (p->trust == AWAFS_TRUST_HOST) {
+        enum awafs_flow_type type;
+
+        if (r != AWAFS_PARSE_OK) {
+            /* A TCP segment without data (an ACK, SYN or FIN of a host
+             * without the agent) delays no one and paces its flow. */
+            return (r == AWAFS_PARSE_NO_OPTION && !h->payload_len
+                    ? 0 : p->default_queue);
+        }
+        type = awafs_karuna_type(h->karuna);
+        /* Each counted once despite GSO copies of the option (awafs.h). */
+        if (awafs_hdr_counts_completion(h) || awafs_hdr_counts_prev(h)) {
+            if (*now_us < 0) {
+                *now_us = awafs_now_us();
+            }
+            if (awafs_hdr_counts_completion(h)) {
+                awafs_qos_host_complete(aq, data, h, *now_us, h->flow_size,
+                                        type);
+            }
+            if (awafs_hdr_counts_prev(h)) {
+                awafs_qos_host_complete(aq, data, h, *now_us, h->prev_size,
+                                        type);
+            }
+        }
+        if (beta) {
+            return awafs_qos_karuna_queue(aq, thr, beta, h, type,
+                                          h->bytes_sent, -1, false);
+        }
+        return awafs_classify(thr, h->bytes_sent);
+    }
+    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
+        || !awafs_flow_key_from_frame(data, len, h, &key)) {
+        return p->default_queue;
+    }
+    if (*now_us < 0) {
+        *now_us = awafs_now_us();
+    }
+    awafs_flowtab_update(aq->flows, &key, h, p->trust == AWAFS_TRUST_VERIFY,
+                         *now_us, p->idle_us, thr, &fr);
+    for (int i = 0; i < fr.n_completed; i++) {
+        awafs_qos_complete(aq, *now_us, fr.completed[i],
+                           fr.completed_type[i]);
+    }
+    if (beta) {
+        return awafs_qos_karuna_queue(aq, thr, beta, h, fr.type,
+                                      fr.bytes_sent, fr.queue, fr.aged);
+    }
+    return fr.queue;
+}
+
+/* The queue a 'set_queue' action named, given the packet's 'skb_priority'
+ * (the queue + 1: dpif_netdev_queue_to_priority()); past the last queue,
+ * the last. */
+static inline uint8_t
+awafs_qos_pin(struct awafs_qos *aq, uint32_t skb_priority)
+{
+    uint32_t q = MIN(skb_priority - 1, aq->params.n_queues - 1);
+
+    aq->pinned[q]++;
+    return q;
+}
+
+/* Classifies the 'n' (at most NETDEV_MAX_BURST) packets in 'pkts' into
+ * 'aq->batch', under thresholds 'thr'.  Returns their bytes. */
+static uint64_t
+awafs_qos_classify_batch(struct awafs_qos *aq,
+                         const struct awafs_thresholds *thr,
+                         const struct awafs_thresholds *beta,
+                         struct rte_mbuf **pkts, int n)
+{
+    const struct awafs_qos_params *p = &aq->params;
+    struct awafs_batch *b = &aq->batch;
+    int64_t now_us = -1;
+    uint64_t bytes = 0;
+
+    for (int i = 0; i < n; i++) {
+        struct rte_mbuf *m = pkts[i];
+        struct dp_packet *packet = CONTAINER_OF(m, struct dp_packet, mbuf);
+        uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+        uint32_t len = rte_pktmbuf_data_len(m);
+        enum awafs_parse_result r;
+        struct awafs_hdr h;
+
+        /* Parsed and learned from even if pinned: its completions are the
+         * workload's too. */
+        r = awafs_parse(data, len, &h, &aq->parse);
+        b->queues[i] = awafs_qos_classify(aq, thr, beta, data, len, r, &h,
+                                          &now_us);
+        if (OVS_UNLIKELY(packet->md.skb_priority)) {
+            b->queues[i] = awafs_qos_pin(aq, packet->md.skb_priority);
+        }
+        if (p->ecn_threshold) {
+            b->ecn[i] = awafs_ecn_capable(data, len, &h);
+            b->l3_ofs[i] = h.l3_ofs;
+            b->ip_version[i] = h.ip_version;
+        }
+        b->lens[i] = rte_pktmbuf_pkt_len(m);
+        bytes += b->lens[i];
+    }
+    return bytes;
+}
+
+/* Of the 'n' packets in 'pkts' classified in 'aq->batch', the first
+ * 'n_sent' were sent directly: counts them, and queues the others.  Returns
+ * the number of packets dropped. */
+static int
+awafs_qos_queue_batch(struct awafs_qos *aq, struct rte_mbuf **pkts, int n,
+                      int n_sent)
+{
+    bool ecn = aq->params.ecn_threshold != 0;
+    struct awafs_batch *b = &aq->batch;
+    void *victims[NETDEV_MAX_BURST];
+    uint64_t sent_bytes;
+    size_t n_victims;
+
+    n_victims = awafs_sched_send_direct(
+        aq->sched, b->queues, (void **) pkts, b->lens, ecn ? b->ecn : NULL,
+        n, n_sent, n_sent < n ? rte_get_tsc_cycles() >> AWAFS_TICK_SHIFT : 0,
+        victims, &sent_bytes);
+    if (n_sent) {
+        awafs_tb_consume(&aq->tb, sent_bytes);
+        aq->cut_through += n_sent;
+    }
+    /* Marked after the drop decision, on the backlog each found. */
+    for (int i = n_sent; ecn && i < n; i++) {
+        if (b->ecn[i]) {
+            struct rte_mbuf *m = pkts[i];
+            struct awafs_hdr h = { .l3_ofs = b->l3_ofs[i],
+                                   .ip_version = b->ip_version[i] };
+
+            awafs_ecn_set_ce(rte_pktmbuf_mtod(m, uint8_t *),
+                             rte_pktmbuf_data_len(m), &h);
+        }
+    }
+    if (OVS_UNLIKELY(n_victims)) {
+        rte_pktmbuf_free_bulk((struct rte_mbuf **) victims, n_victims);
+    }
+    return n_victims;
+}
+
+static int
+awafs_qos_enqueue(struct qos_conf *conf, struct rte_mbuf **pkts, int cnt,
+                  bool *direct)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    const struct awafs_thresholds *thr, *beta;
+    int drops = 0;
+
+    thr = ovsrcu_get(struct awafs_thresholds *, &aq->thr);
+    beta = ovsrcu_get(struct awafs_thresholds *, &aq->beta_thr);
+    for (int base = 0; base < cnt; base += NETDEV_MAX_BURST) {
+        int n = MIN(cnt - base, NETDEV_MAX_BURST);
+        uint64_t bytes = awafs_qos_classify_batch(aq, thr, beta, pkts + base,
+                                                  n);
+
+        if (direct && n == cnt && !awafs_sched_backlog(aq->sched)
+            && awafs_tb_allows(&aq->tb, rte_get_tsc_cycles(), bytes)) {
+            *direct = true;
+            return 0;
+        }
+        drops += awafs_qos_queue_batch(aq, pkts + base, n, 0);
+    }
+    return drops;
+}
+
+static int
+awafs_qos_sent_direct(struct qos_conf *conf, struct rte_mbuf **pkts, int cnt,
+                      int n_sent)
+{
+    return awafs_qos_queue_batch(awafs_qos_cast(conf), pkts, cnt, n_sent);
+}
+
+/* Ends the messages of flows that went idle and sent nothing since: every
+ * AWAFS_SWEEP_INTERVAL_US a PMD that gets the port lock at once checks the
+ * next AWAFS_SWEEP_ENTRIES flows (4096 flows in 16 ms). */
+static void
+awafs_qos_tick(struct qos_conf *conf)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    uint64_t sizes[AWAFS_SWEEP_ENTRIES];
+    uint8_t types[AWAFS_SWEEP_ENTRIES];
+    long long int next;
+    int64_t now;
+    size_t n;
+
+    if (!aq->flows) {
+        return;
+    }
+    atomic_read_relaxed(&aq->next_sweep_us, &next);
+    now = awafs_now_us();
+    if (now < next || !rte_spinlock_trylock(&conf->lock)) {
+        return;
+    }
+    atomic_store_relaxed(&aq->next_sweep_us, now + AWAFS_SWEEP_INTERVAL_US);
+    n = awafs_flowtab_sweep(aq->flows, AWAFS_SWEEP_ENTRIES, now,
+                            aq->params.idle_us, sizes, types);
+    for (size_t i = 0; i < n; i++) {
+        awafs_qos_complete(aq, now, sizes[i], types[i]);
+    }
+    rte_spinlock_unlock(&conf->lock);
+}
+
+static int
+awafs_qos_dequeue(struct qos_conf *conf, struct rte_mbuf **pkts, int max)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    uint64_t tsc = rte_get_tsc_cycles();
+    int64_t budget = awafs_tb_budget(&aq->tb, tsc);
+
+    return awafs_sched_peek(aq->sched, (void **) pkts, max, budget,
+                            tsc >> AWAFS_TICK_SHIFT);
+}
+
+static void
+awafs_qos_commit(struct qos_conf *conf, int n_sent)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+
+    awafs_tb_consume(&aq->tb, awafs_sched_commit(aq->sched, n_sent));
+}
+
+static uint32_t
+awafs_qos_backlog(const struct qos_conf *conf)
+{
+    return awafs_sched_backlog(awafs_qos_cast(conf)->sched);
+}
+
+static int
+awafs_qos_queue_get(struct smap *details, uint32_t queue_id,
+                    const struct qos_conf *conf)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    uint32_t n_queues = aq->params.n_queues;
+    const struct awafs_thresholds *t;
+    struct awafs_queue_stats qs;
+
+    if (queue_id >= n_queues) {
+        return EINVAL;
+    }
+    t = ovsrcu_get(struct awafs_thresholds *, &aq->thr);
+    awafs_sched_get_queue_stats(aq->sched, queue_id, &qs);
+    smap_add_format(details, "priority", "%"PRIu32, queue_id);
+    smap_add_format(details, "bytes-sent-min", "%"PRIu64,
+                    queue_id ? t->thr[queue_id - 1] : 0);
+    if (queue_id + 1 < n_queues) {
+        smap_add_format(details, "bytes-sent-max", "%"PRIu64,
+                        t->thr[queue_id]);
+    }
+    smap_add_format(details, "enqueued-packets", "%"PRIu64, qs.enq_packets);
+    smap_add_format(details, "enqueued-bytes", "%"PRIu64, qs.enq_bytes);
+    smap_add_format(details, "backlog-packets", "%"PRIu64,
+                    qs.backlog_packets);
+    smap_add_format(details, "backlog-bytes", "%"PRIu64, qs.backlog_bytes);
+    smap_add_format(details, "dropped-packets", "%"PRIu64, qs.drop_packets);
+    smap_add_format(details, "dropped-bytes", "%"PRIu64, qs.drop_bytes);
+    smap_add_format(details, "flushed-packets", "%"PRIu64, qs.flush_packets);
+    smap_add_format(details, "flushed-bytes", "%"PRIu64, qs.flush_bytes);
+    smap_add_format(details, "ecn-marks", "%"PRIu64, qs.ecn_marks);
+    smap_add_format(details, "aged-packets", "%"PRIu64, qs.aged_packets);
+    smap_add_format(details, "pinned-packets", "%"PRIu64,
+                    aq->pinned[queue_id]);
+    smap_add_format(details, "sojourn-max-us", "%"PRIu64,
+                    awafs_ticks_to_us(qs.sojourn_max));
+    return 0;
+}
+
+static int
+awafs_qos_queue_get_stats(const struct qos_conf *conf, uint32_t queue_id,
+                          struct netdev_queue_stats *stats)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    struct awafs_queue_stats qs;
+
+    if (queue_id >= aq->params.n_queues) {
+        return EINVAL;
+    }
+    awafs_sched_get_queue_stats(aq->sched, queue_id, &qs);
+    stats->tx_packets = qs.tx_packets;
+    stats->tx_bytes = qs.tx_bytes;
+    stats->tx_errors = qs.drop_packets + qs.flush_packets;
+    stats->created = aq->created;
+    return 0;
+}
+
+static int
+awafs_qos_queue_dump_state_init(const struct qos_conf *conf,
+                                struct netdev_dpdk_queue_state *state)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+
+    state->n_queues = aq->params.n_queues;
+    state->cur_queue = 0;
+    state->queues = xmalloc(state->n_queues * sizeof *state->queues);
+    for (size_t i = 0; i < state->n_queues; i++) {
+        state->queues[i] = i;
+    }
+    return 0;
+}
+
+const struct dpdk_qos_ops awafs_ops = {
+    .qos_name = "awafs",
+    .qos_construct = awafs_qos_construct,
+    .qos_destruct = awafs_qos_destruct,
+    .qos_get = awafs_qos_get,
+    .qos_is_equal = awafs_qos_is_equal,
+    .qos_queue_get = awafs_qos_queue_get,
+    .qos_queue_get_stats = awafs_qos_queue_get_stats,
+    .qos_queue_dump_state_init = awafs_qos_queue_dump_state_init,
+    .qos_check = awafs_qos_check,
+    .qos_reconfigure = awafs_qos_reconfigure,
+    .qos_enqueue = awafs_qos_enqueue,
+    .qos_sent_direct = awafs_qos_sent_direct,
+    .qos_dequeue = awafs_qos_dequeue,
+    .qos_commit = awafs_qos_commit,
+    .qos_flush = awafs_qos_flush,
+    .qos_set_link_speed = awafs_qos_set_link_speed,
+    .qos_backlog = awafs_qos_backlog,
+    .qos_tick = awafs_qos_tick,
+};
+
+/* "awafs/history PORT [N]": the last N threshold updates of PORT. */
+static void
+awafs_unixctl_history(struct unixctl_conn *conn, int argc,
+                      const char *argv[], void *aux OVS_UNUSED)
+{
+    struct netdev *netdev = netdev_from_name(argv[1]);
+    struct ds reply = DS_EMPTY_INITIALIZER;
+    unsigned int n = AWAFS_HISTORY_LEN;
+    struct qos_conf *qos_conf;
+
+    if (argc > 2 && (!str_to_uint(argv[2], 10, &n) || !n)) {
+        unixctl_command_reply_error(conn, "N must be a positive integer");
+        goto out;
+    }
+    if (!netdev || !netdev_dpdk_get_qos_conf(netdev, &qos_conf)) {
+        unixctl_command_reply_error(conn, "not a DPDK port");
+        goto out;
+    }
+    if (!qos_conf || qos_conf->ops != &awafs_ops) {
+        unixctl_command_reply_error(conn, "no awafs QoS on this port");
+        goto out;
+    } else {
+        struct awafs_qos *aq = awafs_qos_cast(qos_conf);
+        uint32_t n_thr = aq->params.core.n_queues - 1;
+        uint64_t first;
+
+        ovs_mutex_lock(&awafs_mutex);
+        n = MIN(n, MIN(aq->n_history, AWAFS_HISTORY_LEN));
+        first = aq->n_history - n;
+        ds_put_format(&reply, "%s: last %u of %"PRIu64" threshold updates\n",
+                      argv[1], n, aq->n_history);
+        ds_put_cstr(&reply, "time                     version  samples  "
+                    "thresholds\n");
+        for (uint64_t i = first; i < aq->n_history; i++) {
+            const struct awafs_update *u =
+                &aq->history[i % AWAFS_HISTORY_LEN];
+            char *when = xastrftime_msec("%Y-%m-%d %H:%M:%S.###",
+                                         u->wall_ms, true);
+
+            ds_put_format(&reply, "%-24s %7"PRIu64" %8"PRIu32"  ", when,
+                          u->thr.version, u->thr.n_samples);
+            awafs_format_u64_list(&reply, u->thr.thr, n_thr);
+            ds_put_char(&reply, '\n');
+            free(when);
+        }
+        ovs_mutex_unlock(&awafs_mutex);
+    }
+    unixctl_command_reply(conn, ds_cstr(&reply));
+out:
+    ds_destroy(&reply);
+    netdev_close(netdev);
+}
