@@ -120,30 +120,33 @@ struct awafs_update {
 /* Guards the list of awafs instances and their recalculation state. */
 static struct ovs_mutex awafs_mutex = OVS_MUTEX_INITIALIZER;
 
-struct awafs_qos {
-    struct qos_conf qos_conf;
-    long long int created;              /* time_msec(). */
+/* The datapath's copy of a port's parameters, replaced as a whole (RCU) by
+ * an in-place reconfiguration; 'seq' tells the instances to apply it. */
+struct awafs_dp_params {
+    struct awafs_qos_params p;
+    uint64_t seq;
+};
 
-    /* Datapath state, under 'qos_conf.lock'.  The main thread reads
-     * 'params' freely and writes it only under the lock.  Counters are read
-     * without the lock, for display. */
-    struct awafs_qos_params params;
+/* One scheduler instance per tx queue of the port, as Linux's 'mq' qdisc has
+ * a child per tx queue (see struct dpdk_qos_ops): only the thread that may
+ * use the tx queue uses it, so it takes no lock, and nothing in it is written
+ * by another thread.  Other threads read its counters, for display.  Each is
+ * allocated on cache lines of its own. */
+struct awafs_txq {
     struct awafs_sched *sched;
-    struct awafs_tb tb;
-    uint32_t link_mbps;                 /* The port's, 0 if unknown. */
-    struct awafs_ring *ring;            /* Completions, to 'adapt'. */
-    struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
     struct awafs_flowtab *flows;        /* Unless trust=host. */
     struct awafs_srclimit *srclimit;    /* If completion-rate-limit. */
-    atomic_llong next_sweep_us;         /* Read by PMDs without the lock. */
+    uint64_t params_seq;                /* Of the parameters it applies. */
+    int64_t credit;                     /* Bytes leased from the bucket. */
+    int64_t refill;                     /* Lease again below this. */
+    unsigned int tb_gen;                /* Of the bucket it leased from. */
+    int64_t next_sweep_us;
     struct awafs_parse_stats parse;
     uint64_t completions;
     uint64_t cut_through;               /* Packets sent without queueing. */
     uint64_t pinned[AWAFS_MAX_QUEUES];  /* Packets a set_queue action put. */
     uint64_t type_packets[3];           /* Karuna: by enum awafs_flow_type. */
     uint64_t karuna_oversize;           /* Sent more than their size. */
-    OVSRCU_TYPE(struct awafs_thresholds *) thr;
-    OVSRCU_TYPE(struct awafs_thresholds *) beta_thr;    /* If 'karuna'. */
 
     /* The classification of the batch being queued or, between
      * qos_enqueue() and qos_sent_direct(), sent directly. */
@@ -154,6 +157,42 @@ struct awafs_qos {
         uint16_t l3_ofs[NETDEV_MAX_BURST];
         uint32_t lens[NETDEV_MAX_BURST];
     } batch;
+};
+
+struct awafs_qos {
+    struct qos_conf qos_conf;
+    long long int created;              /* time_msec(). */
+
+    /* The main thread's parameters, which it alone reads and writes; the
+     * datapath reads 'dp_params'. */
+    struct awafs_qos_params params;
+    OVSRCU_TYPE(struct awafs_dp_params *) dp_params;
+    uint32_t link_mbps;                 /* The port's, 0 if unknown. */
+
+    /* The instances, one per tx queue; replaced by the main thread while no
+     * thread sends on the port (qos_set_n_txq()). */
+    struct awafs_txq **txqs;
+    int n_txq;
+
+    /* Shared by the instances, written off the per-packet path: the
+     * thresholds (RCU, from the recalculation thread) and the completion
+     * rings (multi-producer). */
+    struct awafs_ring *ring;            /* Completions, to 'adapt'. */
+    struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
+    OVSRCU_TYPE(struct awafs_thresholds *) thr;
+    OVSRCU_TYPE(struct awafs_thresholds *) beta_thr;    /* If 'karuna'. */
+
+    /* The port's rate: one token bucket that the instances lease credit
+     * from, 'lease' bytes at a time, under 'tb_lock', which a lease tries
+     * and never waits for (awafs_txq_budget()).  'tb_gen' changes whenever
+     * the bucket is set anew; 'shaped' is false without a rate.  The only
+     * memory that several PMD threads write: once a lease, not per
+     * packet. */
+    atomic_bool shaped;
+    atomic_uint tb_gen;
+    rte_spinlock_t tb_lock;
+    struct awafs_tb tb;
+    uint64_t lease;
 
     /* Recalculation state, under 'awafs_mutex'. */
     struct ovs_list list_node;          /* In 'awafs_list'. */
@@ -610,6 +649,7 @@ static void
 awafs_qos_init_tb(struct awafs_qos *aq)
 {
     uint64_t rate, burst;
+    unsigned int gen;
 
     if (aq->params.max_rate) {
         rate = aq->params.max_rate / 8;
@@ -618,8 +658,16 @@ awafs_qos_init_tb(struct awafs_qos *aq)
         rate = (uint64_t) aq->link_mbps * 1000000 / 8;
         burst = rate / 1000000 * AWAFS_LINK_BURST_US;
     }
+    rte_spinlock_lock(&aq->tb_lock);
     awafs_tb_init(&aq->tb, rate, MAX(burst, AWAFS_MIN_BURST),
                   rte_get_tsc_hz(), rte_get_tsc_cycles());
+    /* A lease is an eighth of the burst, so that several instances share
+     * the burst, but at least AWAFS_MIN_BURST, so that a lease is rare. */
+    aq->lease = MAX(aq->tb.burst / 8, AWAFS_MIN_BURST);
+    atomic_read_relaxed(&aq->tb_gen, &gen);
+    atomic_store_relaxed(&aq->tb_gen, gen + 1);
+    atomic_store_relaxed(&aq->shaped, rate != 0);
+    rte_spinlock_unlock(&aq->tb_lock);
 }
 
 static void
@@ -627,23 +675,79 @@ awafs_qos_set_link_speed(struct qos_conf *conf, uint32_t mbps)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
 
-    rte_spinlock_lock(&conf->lock);
     if (aq->link_mbps != mbps) {
         aq->link_mbps = mbps;
         if (!aq->params.max_rate) {
             awafs_qos_init_tb(aq);
         }
     }
-    rte_spinlock_unlock(&conf->lock);
 }
 
-static void
-awafs_qos_init_sched(struct awafs_qos *aq)
+/* What instance 'tq' may send at TSC 'tsc', in bytes: its credit, which it
+ * tops up from the port's bucket when it runs low, if no other instance is
+ * doing so at that moment.  An instance's credit is at most a lease, so the
+ * instances together never send more than the bucket allows plus one lease
+ * each. */
+static int64_t
+awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq, uint64_t tsc)
 {
-    awafs_sched_set_ecn(aq->sched, aq->params.ecn_threshold,
-                        aq->params.ecn_per_queue);
-    awafs_sched_set_max_wait(aq->sched,
-                             awafs_us_to_ticks(aq->params.max_wait_us));
+    unsigned int gen;
+    bool shaped;
+
+    atomic_read_relaxed(&aq->shaped, &shaped);
+    if (!shaped) {
+        return INT64_MAX;
+    }
+    atomic_read_relaxed(&aq->tb_gen, &gen);
+    if (OVS_UNLIKELY(gen != tq->tb_gen)) {
+        tq->tb_gen = gen;           /* A new bucket: old leases are void. */
+        tq->credit = 0;
+        tq->refill = 1;
+    }
+    if (tq->credit < tq->refill && rte_spinlock_trylock(&aq->tb_lock)) {
+        int64_t avail = awafs_tb_budget(&aq->tb, tsc);
+
+        if (avail > 0) {
+            int64_t take = MIN(avail, (int64_t) aq->lease - tq->credit);
+
+            awafs_tb_consume(&aq->tb, take);
+            tq->credit += take;
+        }
+        tq->refill = aq->lease / 2;
+        rte_spinlock_unlock(&aq->tb_lock);
+    }
+    return tq->credit;
+}
+
+/* Applies the datapath parameters 'dp' to instance 'tq', if it has not. */
+static void
+awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
+{
+    const struct awafs_qos_params *p = &dp->p;
+
+    if (OVS_LIKELY(tq->params_seq == dp->seq)) {
+        return;
+    }
+    tq->params_seq = dp->seq;
+    awafs_sched_set_ecn(tq->sched, p->ecn_threshold, p->ecn_per_queue);
+    awafs_sched_set_max_wait(tq->sched, awafs_us_to_ticks(p->max_wait_us));
+    if (tq->flows) {
+        awafs_flowtab_set_tardy(tq->flows, awafs_tardy_limit(p));
+        awafs_qos_set_aging(tq->flows, p);
+    }
+}
+
+/* Publishes 'aq->params' to the datapath. */
+static void
+awafs_qos_publish_params(struct awafs_qos *aq)
+{
+    struct awafs_dp_params *old, *dp = xmalloc(sizeof *dp);
+
+    old = ovsrcu_get_protected(struct awafs_dp_params *, &aq->dp_params);
+    dp->p = aq->params;
+    dp->seq = old ? old->seq + 1 : 1;
+    ovsrcu_set(&aq->dp_params, dp);
+    ovsrcu_postpone(free, old);
 }
 
 /* Publishes 't' to the PMD threads: the sieve's thresholds or, if
@@ -736,7 +840,8 @@ awafs_main(void *arg OVS_UNUSED)
 
 /* ---- dpdk_qos_ops ---- */
 
-/* Packets that the awafs instances other than 'cur' may hold. */
+/* Packets that the awafs configurations other than 'cur' may hold: their
+ * buffer in each of their instances. */
 static uint64_t
 awafs_buffers_except(const struct qos_conf *cur)
 {
@@ -745,8 +850,8 @@ awafs_buffers_except(const struct qos_conf *cur)
 
     ovs_mutex_lock(&awafs_mutex);
     LIST_FOR_EACH (aq, list_node, &awafs_list) {
-        if (&aq->qos_conf != cur && !aq->qos_conf.retired) {
-            n += aq->params.buffer;
+        if (&aq->qos_conf != cur) {
+            n += (uint64_t) aq->params.buffer * MAX(aq->n_txq, 1);
         }
     }
     ovs_mutex_unlock(&awafs_mutex);
@@ -761,14 +866,16 @@ awafs_qos_check(const struct qos_conf *cur, const struct smap *details)
 
     if (!msg) {
         uint64_t others = awafs_buffers_except(cur);
+        int n_txq = cur ? MAX(awafs_qos_cast(cur)->n_txq, 1) : 1;
+        uint64_t mine = (uint64_t) params.buffer * n_txq;
         uint32_t spare = dpdk_mp_spare();
 
-        if (others + params.buffer > spare) {
-            msg = xasprintf("buffer: %"PRIu32" packets do not fit in the "
-                            "%"PRIu32" mbufs that the mempools can spare "
-                            "(half of the smallest), of which other awafs "
-                            "ports may hold %"PRIu64, params.buffer, spare,
-                            others);
+        if (others + mine > spare) {
+            msg = xasprintf("buffer: %"PRIu32" packets in each of %d tx "
+                            "queues do not fit in the %"PRIu32" mbufs that "
+                            "the mempools can spare (half of the "
+                            "smallest), of which other awafs ports may hold "
+                            "%"PRIu64, params.buffer, n_txq, spare, others);
         }
     }
     return msg;
@@ -801,38 +908,18 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
 
     aq = xzalloc(sizeof *aq);
     qos_conf_init(&aq->qos_conf, &awafs_ops);
-    atomic_init(&aq->next_sweep_us, 0);
     aq->created = time_msec();
     aq->params = params;
-    aq->sched = awafs_sched_create(params.n_queues, params.buffer);
+    ovsrcu_init(&aq->dp_params, NULL);
+    awafs_qos_publish_params(aq);
     aq->adapt = awafs_adapt_create(&params.core);
     if (params.karuna) {
         aq->beta_adapt = awafs_adapt_create(&params.beta);
     }
-    if (params.trust != AWAFS_TRUST_HOST) {
-        /* A secret hash key: see awafs_flowtab_create(). */
-        aq->flows = awafs_flowtab_create(params.flow_table_size,
-                                         random_uint64());
-        if (aq->flows) {
-            awafs_flowtab_set_tardy(aq->flows, awafs_tardy_limit(&params));
-            awafs_qos_set_aging(aq->flows, &params);
-        }
-    }
-    if (params.completion_rate_limit) {
-        /* A tenth of a second's worth at once; a secret hash key, as for
-         * the flow table. */
-        aq->srclimit = awafs_srclimit_create(
-            AWAFS_SRCLIMIT_SOURCES, params.completion_rate_limit,
-            MAX(params.completion_rate_limit / 10, 1), random_uint64());
-    }
-    if (!aq->sched || !aq->adapt || (params.karuna && !aq->beta_adapt)
-        || (params.trust != AWAFS_TRUST_HOST && !aq->flows)
-        || (params.completion_rate_limit && !aq->srclimit)) {
-        awafs_sched_destroy(aq->sched);
+    if (!aq->adapt || (params.karuna && !aq->beta_adapt)) {
         awafs_adapt_destroy(aq->adapt);
         awafs_adapt_destroy(aq->beta_adapt);
-        awafs_flowtab_destroy(aq->flows);
-        awafs_srclimit_destroy(aq->srclimit);
+        free(ovsrcu_get_protected(struct awafs_dp_params *, &aq->dp_params));
         free(aq);
         return ENOMEM;
     }
@@ -844,8 +931,10 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     } else {
         ovsrcu_init(&aq->beta_thr, NULL);
     }
+    atomic_init(&aq->shaped, false);
+    atomic_init(&aq->tb_gen, 0);
+    rte_spinlock_init(&aq->tb_lock);
     awafs_qos_init_tb(aq);
-    awafs_qos_init_sched(aq);
 
     ovs_mutex_lock(&awafs_mutex);
     aq->next_run_us = awafs_now_us() + params.core.interval_us;
@@ -863,19 +952,95 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     return 0;
 }
 
+/* Frees the packets instance 'tq' holds; returns how many. */
 static int
-awafs_qos_flush(struct qos_conf *conf)
+awafs_txq_flush(struct awafs_txq *tq)
 {
-    struct awafs_qos *aq = awafs_qos_cast(conf);
     void *pkts[NETDEV_MAX_BURST];
     int total = 0;
     size_t n;
 
-    while ((n = awafs_sched_flush(aq->sched, pkts, ARRAY_SIZE(pkts)))) {
+    while ((n = awafs_sched_flush(tq->sched, pkts, ARRAY_SIZE(pkts)))) {
         rte_pktmbuf_free_bulk((struct rte_mbuf **) pkts, n);
         total += n;
     }
     return total;
+}
+
+static void
+awafs_txq_destroy(struct awafs_txq *tq)
+{
+    if (tq) {
+        awafs_txq_flush(tq);
+        awafs_sched_destroy(tq->sched);
+        awafs_flowtab_destroy(tq->flows);
+        awafs_srclimit_destroy(tq->srclimit);
+        free_cacheline(tq);
+    }
+}
+
+/* A new instance of 'aq' for its parameters, NULL if memory is short. */
+static struct awafs_txq *
+awafs_txq_create(const struct awafs_qos *aq)
+{
+    const struct awafs_qos_params *p = &aq->params;
+    struct awafs_txq *tq = xzalloc_cacheline(sizeof *tq);
+
+    tq->sched = awafs_sched_create(p->n_queues, p->buffer);
+    if (p->trust != AWAFS_TRUST_HOST) {
+        /* A secret hash key: see awafs_flowtab_create(). */
+        tq->flows = awafs_flowtab_create(p->flow_table_size, random_uint64());
+    }
+    if (p->completion_rate_limit) {
+        /* A tenth of a second's worth at once; a secret hash key, as for
+         * the flow table. */
+        tq->srclimit = awafs_srclimit_create(
+            AWAFS_SRCLIMIT_SOURCES, p->completion_rate_limit,
+            MAX(p->completion_rate_limit / 10, 1), random_uint64());
+    }
+    if (!tq->sched || (p->trust != AWAFS_TRUST_HOST && !tq->flows)
+        || (p->completion_rate_limit && !tq->srclimit)) {
+        awafs_txq_destroy(tq);
+        return NULL;
+    }
+    tq->refill = 1;
+    awafs_txq_apply(tq, ovsrcu_get_protected(struct awafs_dp_params *,
+                                             &aq->dp_params));
+    return tq;
+}
+
+/* Replaces the instances by 'n_txq' new ones, while no thread sends on the
+ * port. */
+static int
+awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
+{
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    struct awafs_txq **txqs = xcalloc(n_txq, sizeof *txqs);
+
+    for (int i = 0; i < n_txq; i++) {
+        txqs[i] = awafs_txq_create(aq);
+        if (!txqs[i]) {
+            while (i--) {
+                awafs_txq_destroy(txqs[i]);
+            }
+            free(txqs);
+            return ENOMEM;
+        }
+    }
+    for (int i = 0; i < aq->n_txq; i++) {
+        *n_freed += awafs_txq_flush(aq->txqs[i]);
+        awafs_txq_destroy(aq->txqs[i]);
+    }
+    free(aq->txqs);
+    aq->txqs = txqs;
+    aq->n_txq = n_txq;
+    return 0;
+}
+
+static int
+awafs_qos_flush(struct qos_conf *conf, int qid)
+{
+    return awafs_txq_flush(awafs_qos_cast(conf)->txqs[qid]);
 }
 
 static void
@@ -887,14 +1052,15 @@ awafs_qos_destruct(struct qos_conf *conf)
     ovs_list_remove(&aq->list_node);
     ovs_mutex_unlock(&awafs_mutex);
 
-    awafs_qos_flush(conf);
-    awafs_sched_destroy(aq->sched);
+    for (int i = 0; i < aq->n_txq; i++) {
+        awafs_txq_destroy(aq->txqs[i]);
+    }
+    free(aq->txqs);
     awafs_adapt_destroy(aq->adapt);
     awafs_adapt_destroy(aq->beta_adapt);
-    awafs_flowtab_destroy(aq->flows);
-    awafs_srclimit_destroy(aq->srclimit);
     free(ovsrcu_get_protected(struct awafs_thresholds *, &aq->thr));
     free(ovsrcu_get_protected(struct awafs_thresholds *, &aq->beta_thr));
+    free(ovsrcu_get_protected(struct awafs_dp_params *, &aq->dp_params));
     free(aq);
 }
 
@@ -915,15 +1081,96 @@ awafs_format_pct_list(struct ds *s, const uint32_t *pct_milli, uint32_t n)
     }
 }
 
+/* The counters of all instances of a port, added up. */
+struct awafs_qos_sums {
+    struct awafs_parse_stats parse;
+    struct awafs_flowtab_stats flows;
+    uint64_t completions;
+    uint64_t completions_limited;
+    uint64_t cut_through;
+    uint64_t pinned;
+    uint64_t type_packets[3];
+    uint64_t karuna_oversize;
+    uint64_t backlog;
+};
+
+static void
+awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    for (int i = 0; i < aq->n_txq; i++) {
+        const struct awafs_txq *tq = aq->txqs[i];
+
+        for (size_t r = 0; r < ARRAY_SIZE(sum->parse.n); r++) {
+            sum->parse.n[r] += tq->parse.n[r];
+        }
+        if (tq->flows) {
+            struct awafs_flowtab_stats fs;
+
+            awafs_flowtab_get_stats(tq->flows, &fs);
+            sum->flows.flows += fs.flows;
+            sum->flows.evictions += fs.evictions;
+            sum->flows.completions += fs.completions;
+            sum->flows.partial += fs.partial;
+            sum->flows.held_down += fs.held_down;
+            sum->flows.tardy_flows += fs.tardy_flows;
+            sum->flows.tardy_packets += fs.tardy_packets;
+            sum->flows.timeouts += fs.timeouts;
+            sum->flows.aged_flows += fs.aged_flows;
+        }
+        sum->completions += tq->completions;
+        if (tq->srclimit) {
+            sum->completions_limited += awafs_srclimit_limited(tq->srclimit);
+        }
+        sum->cut_through += tq->cut_through;
+        for (int q = 0; q < AWAFS_MAX_QUEUES; q++) {
+            sum->pinned += tq->pinned[q];
+        }
+        for (size_t t = 0; t < ARRAY_SIZE(sum->type_packets); t++) {
+            sum->type_packets[t] += tq->type_packets[t];
+        }
+        sum->karuna_oversize += tq->karuna_oversize;
+        sum->backlog += awafs_sched_backlog(tq->sched);
+    }
+}
+
+/* Packets that set_queue actions put in queue 'q', over all instances. */
 static uint64_t
-awafs_qos_pinned(const struct awafs_qos *aq)
+awafs_qos_pinned(const struct awafs_qos *aq, uint32_t q)
 {
     uint64_t n = 0;
 
-    for (int q = 0; q < AWAFS_MAX_QUEUES; q++) {
-        n += aq->pinned[q];
+    for (int i = 0; i < aq->n_txq; i++) {
+        n += aq->txqs[i]->pinned[q];
     }
     return n;
+}
+
+/* Queue 'q''s counters over all instances of a port. */
+static void
+awafs_qos_queue_stats(const struct awafs_qos *aq, uint32_t q,
+                      struct awafs_queue_stats *qs)
+{
+    memset(qs, 0, sizeof *qs);
+    for (int i = 0; i < aq->n_txq; i++) {
+        const struct awafs_txq *tq = aq->txqs[i];
+        struct awafs_queue_stats one;
+
+        awafs_sched_get_queue_stats(tq->sched, q, &one);
+        qs->enq_packets += one.enq_packets;
+        qs->enq_bytes += one.enq_bytes;
+        qs->tx_packets += one.tx_packets;
+        qs->tx_bytes += one.tx_bytes;
+        qs->drop_packets += one.drop_packets;
+        qs->drop_bytes += one.drop_bytes;
+        qs->flush_packets += one.flush_packets;
+        qs->flush_bytes += one.flush_bytes;
+        qs->ecn_marks += one.ecn_marks;
+        qs->aged_packets += one.aged_packets;
+        qs->backlog_packets += one.backlog_packets;
+        qs->backlog_bytes += one.backlog_bytes;
+        qs->sojourn_max = MAX(qs->sojourn_max, one.sojourn_max);
+    }
 }
 
 static int
@@ -936,6 +1183,9 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     struct awafs_adapt_stats st;
     uint64_t headerless, ecn_marks = 0, flushed = 0, aged = 0;
     struct ds s = DS_EMPTY_INITIALIZER;
+    struct awafs_qos_sums sum;
+
+    awafs_qos_sum(aq, &sum);
 
     /* Configuration. */
     smap_add_format(details, "queues", "%"PRIu32, p->n_queues);
@@ -994,13 +1244,12 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
         smap_add_format(details, "aging-max-timeouts", "%"PRIu32,
                         p->aging_max);
     }
-    if (aq->flows) {
+    if (p->trust != AWAFS_TRUST_HOST) {
         smap_add_format(details, "rto-min-us", "%"PRId64, p->rto_min_us);
     }
-    if (aq->flows) {
-        struct awafs_flowtab_stats fs;
+    if (p->trust != AWAFS_TRUST_HOST) {
+        const struct awafs_flowtab_stats fs = sum.flows;
 
-        awafs_flowtab_get_stats(aq->flows, &fs);
         smap_add_format(details, "flows", "%"PRIu64, fs.flows);
         smap_add_format(details, "flow-evictions", "%"PRIu64, fs.evictions);
         smap_add_format(details, "switch-completions", "%"PRIu64,
@@ -1033,13 +1282,13 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
         smap_add_format(details, "size-thresholds-version", "%"PRIu64,
                         t->version);
         smap_add_format(details, "deadline-packets", "%"PRIu64,
-                        aq->type_packets[AWAFS_FLOW_DEADLINE]);
+                        sum.type_packets[AWAFS_FLOW_DEADLINE]);
         smap_add_format(details, "sized-packets", "%"PRIu64,
-                        aq->type_packets[AWAFS_FLOW_SIZED]);
+                        sum.type_packets[AWAFS_FLOW_SIZED]);
         smap_add_format(details, "unknown-size-packets", "%"PRIu64,
-                        aq->type_packets[AWAFS_FLOW_UNKNOWN]);
+                        sum.type_packets[AWAFS_FLOW_UNKNOWN]);
         smap_add_format(details, "karuna-oversize", "%"PRIu64,
-                        aq->karuna_oversize);
+                        sum.karuna_oversize);
     }
 
     ovs_mutex_lock(&awafs_mutex);
@@ -1059,28 +1308,27 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     smap_add_format(details, "recalc-max-us", "%"PRId64, aq->max_calc_us);
     ovs_mutex_unlock(&awafs_mutex);
 
-    smap_add_format(details, "completions", "%"PRIu64, aq->completions);
+    smap_add_format(details, "completions", "%"PRIu64, sum.completions);
     smap_add_format(details, "completions-dropped", "%"PRIu64,
                     awafs_ring_dropped(aq->ring));
     smap_add_format(details, "completions-limited", "%"PRIu64,
-                    aq->srclimit ? awafs_srclimit_limited(aq->srclimit) : 0);
+                    sum.completions_limited);
     smap_add_format(details, "window-evicted", "%"PRIu64,
                     st.samples_evicted);
-    headerless = (aq->parse.n[AWAFS_PARSE_NOT_TCP]
-                  + aq->parse.n[AWAFS_PARSE_NO_OPTION]
-                  + aq->parse.n[AWAFS_PARSE_UNSUPPORTED]);
+    headerless = (sum.parse.n[AWAFS_PARSE_NOT_TCP]
+                  + sum.parse.n[AWAFS_PARSE_NO_OPTION]
+                  + sum.parse.n[AWAFS_PARSE_UNSUPPORTED]);
     smap_add_format(details, "headerless", "%"PRIu64, headerless);
     smap_add_format(details, "malformed", "%"PRIu64,
-                    aq->parse.n[AWAFS_PARSE_MALFORMED]);
-    smap_add_format(details, "cut-through", "%"PRIu64, aq->cut_through);
-    smap_add_format(details, "pinned-packets", "%"PRIu64,
-                    awafs_qos_pinned(aq));
-    smap_add_format(details, "backlog-packets", "%"PRIu32,
-                    awafs_sched_backlog(aq->sched));
+                    sum.parse.n[AWAFS_PARSE_MALFORMED]);
+    smap_add_format(details, "cut-through", "%"PRIu64, sum.cut_through);
+    smap_add_format(details, "pinned-packets", "%"PRIu64, sum.pinned);
+    smap_add_format(details, "backlog-packets", "%"PRIu64, sum.backlog);
+    smap_add_format(details, "tx-queues", "%d", aq->n_txq);
     for (uint32_t q = 0; q < p->n_queues; q++) {
         struct awafs_queue_stats qs;
 
-        awafs_sched_get_queue_stats(aq->sched, q, &qs);
+        awafs_qos_queue_stats(aq, q, &qs);
         ecn_marks += qs.ecn_marks;
         flushed += qs.flush_packets;
         aged += qs.aged_packets;
@@ -1154,19 +1402,12 @@ awafs_qos_reconfigure(struct qos_conf *conf, const struct smap *details)
         if (params.core.interval_us != aq->params.core.interval_us) {
             aq->next_run_us = now + params.core.interval_us;
         }
-        /* The PMDs read 'params' under the port lock, the recalculation
-         * thread under 'awafs_mutex'. */
-        rte_spinlock_lock(&aq->qos_conf.lock);
+        /* The instances apply the new parameters on their next use. */
         aq->params = params;
+        awafs_qos_publish_params(aq);
         if (rate_changed) {
             awafs_qos_init_tb(aq);      /* Reads aq->params.max_rate. */
         }
-        if (aq->flows) {
-            awafs_flowtab_set_tardy(aq->flows, awafs_tardy_limit(&params));
-            awafs_qos_set_aging(aq->flows, &params);
-        }
-        awafs_qos_init_sched(aq);
-        rte_spinlock_unlock(&aq->qos_conf.lock);
     }
     ovs_mutex_unlock(&awafs_mutex);
 
@@ -1177,10 +1418,10 @@ awafs_qos_reconfigure(struct qos_conf *conf, const struct smap *details)
  * sizes teach {beta}, the unknown ones {alpha}, and a deadline flow's size
  * neither. */
 static void
-awafs_qos_complete(struct awafs_qos *aq, int64_t now_us, uint64_t size,
-                   enum awafs_flow_type type)
+awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
+                   int64_t now_us, uint64_t size, enum awafs_flow_type type)
 {
-    aq->completions++;
+    tq->completions++;
     if (!aq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
         awafs_ring_push(aq->ring, now_us, size);
     } else if (type == AWAFS_FLOW_SIZED) {
@@ -1192,11 +1433,12 @@ awafs_qos_complete(struct awafs_qos *aq, int64_t now_us, uint64_t size,
  * parsed into 'h', reports, unless that host's source address is over
  * 'completion-rate-limit'. */
 static void
-awafs_qos_host_complete(struct awafs_qos *aq, const uint8_t *data,
-                        const struct awafs_hdr *h, int64_t now_us,
-                        uint64_t size, enum awafs_flow_type type)
+awafs_qos_host_complete(struct awafs_qos *aq, struct awafs_txq *tq,
+                        const uint8_t *data, const struct awafs_hdr *h,
+                        int64_t now_us, uint64_t size,
+                        enum awafs_flow_type type)
 {
-    if (aq->srclimit) {
+    if (tq->srclimit) {
         uint8_t src[16] = { 0 };
 
         /* awafs_parse() checked the whole IP header. */
@@ -1205,11 +1447,11 @@ awafs_qos_host_complete(struct awafs_qos *aq, const uint8_t *data,
         } else {
             memcpy(src, data + h->l3_ofs + 8, 16);
         }
-        if (!awafs_srclimit_allow(aq->srclimit, src, now_us)) {
+        if (!awafs_srclimit_allow(tq->srclimit, src, now_us)) {
             return;
         }
     }
-    awafs_qos_complete(aq, now_us, size, type);
+    awafs_qos_complete(aq, tq, now_us, size, type);
 }
 
 /* With karuna ('beta' nonnull), the queue of a segment of 'type', with
@@ -1217,7 +1459,7 @@ awafs_qos_host_complete(struct awafs_qos *aq, const uint8_t *data,
  * 'sieve_queue' its sieve queue there ('aged' its message).  A flow of
  * known size whose segment lacks the word is sieved. */
 static unsigned int
-awafs_qos_karuna_queue(struct awafs_qos *aq,
+awafs_qos_karuna_queue(struct awafs_txq *tq,
                        const struct awafs_thresholds *alpha,
                        const struct awafs_thresholds *beta,
                        const struct awafs_hdr *h, enum awafs_flow_type type,
@@ -1227,10 +1469,10 @@ awafs_qos_karuna_queue(struct awafs_qos *aq,
 
     if (type == AWAFS_FLOW_SIZED
         && (!size || awafs_karuna_oversize(type, size, bytes_sent))) {
-        aq->karuna_oversize += size != 0;
+        tq->karuna_oversize += size != 0;
         type = AWAFS_FLOW_UNKNOWN;
     }
-    aq->type_packets[type]++;
+    tq->type_packets[type]++;
     if (type == AWAFS_FLOW_UNKNOWN && sieve_queue >= 0) {
         return 1 + sieve_queue;
     }
@@ -1243,13 +1485,14 @@ awafs_qos_karuna_queue(struct awafs_qos *aq,
 /* '*now_us' is the batch's time, read on first use (-1 until then): host
  * mode needs it only for completions. */
 static unsigned int
-awafs_qos_classify(struct awafs_qos *aq, const struct awafs_thresholds *thr,
+awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
+                   const struct awafs_qos_params *p,
+                   const struct awafs_thresholds *thr,
                    const struct awafs_thresholds *beta,
                    const uint8_t *data, uint32_t len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
                    int64_t *now_us)
 {
-    const struct awafs_qos_params *p = &aq->params;
     struct awafs_flow_result fr;
     struct awafs_flow_key key;
 
@@ -1269,16 +1512,16 @@ awafs_qos_classify(struct awafs_qos *aq, const struct awafs_thresholds *thr,
                 *now_us = awafs_now_us();
             }
             if (awafs_hdr_counts_completion(h)) {
-                awafs_qos_host_complete(aq, data, h, *now_us, h->flow_size,
-                                        type);
+                awafs_qos_host_complete(aq, tq, data, h, *now_us,
+                                        h->flow_size, type);
             }
             if (awafs_hdr_counts_prev(h)) {
-                awafs_qos_host_complete(aq, data, h, *now_us, h->prev_size,
-                                        type);
+                awafs_qos_host_complete(aq, tq, data, h, *now_us,
+                                        h->prev_size, type);
             }
         }
         if (beta) {
-            return awafs_qos_karuna_queue(aq, thr, beta, h, type,
+            return awafs_qos_karuna_queue(tq, thr, beta, h, type,
                                           h->bytes_sent, -1, false);
         }
         return awafs_classify(thr, h->bytes_sent);
@@ -1290,14 +1533,14 @@ awafs_qos_classify(struct awafs_qos *aq, const struct awafs_thresholds *thr,
     if (*now_us < 0) {
         *now_us = awafs_now_us();
     }
-    awafs_flowtab_update(aq->flows, &key, h, p->trust == AWAFS_TRUST_VERIFY,
+    awafs_flowtab_update(tq->flows, &key, h, p->trust == AWAFS_TRUST_VERIFY,
                          *now_us, p->idle_us, thr, &fr);
     for (int i = 0; i < fr.n_completed; i++) {
-        awafs_qos_complete(aq, *now_us, fr.completed[i],
+        awafs_qos_complete(aq, tq, *now_us, fr.completed[i],
                            fr.completed_type[i]);
     }
     if (beta) {
-        return awafs_qos_karuna_queue(aq, thr, beta, h, fr.type,
+        return awafs_qos_karuna_queue(tq, thr, beta, h, fr.type,
                                       fr.bytes_sent, fr.queue, fr.aged);
     }
     return fr.queue;
@@ -1307,24 +1550,26 @@ awafs_qos_classify(struct awafs_qos *aq, const struct awafs_thresholds *thr,
  * (the queue + 1: dpif_netdev_queue_to_priority()); past the last queue,
  * the last. */
 static inline uint8_t
-awafs_qos_pin(struct awafs_qos *aq, uint32_t skb_priority)
+awafs_qos_pin(struct awafs_txq *tq, const struct awafs_qos_params *p,
+              uint32_t skb_priority)
 {
-    uint32_t q = MIN(skb_priority - 1, aq->params.n_queues - 1);
+    uint32_t q = MIN(skb_priority - 1, p->n_queues - 1);
 
-    aq->pinned[q]++;
+    tq->pinned[q]++;
     return q;
 }
 
 /* Classifies the 'n' (at most NETDEV_MAX_BURST) packets in 'pkts' into
- * 'aq->batch', under thresholds 'thr'.  Returns their bytes. */
+ * 'tq->batch', under parameters 'p' and thresholds 'thr'.  Returns their
+ * bytes. */
 static uint64_t
-awafs_qos_classify_batch(struct awafs_qos *aq,
+awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
+                         const struct awafs_qos_params *p,
                          const struct awafs_thresholds *thr,
                          const struct awafs_thresholds *beta,
                          struct rte_mbuf **pkts, int n)
 {
-    const struct awafs_qos_params *p = &aq->params;
-    struct awafs_batch *b = &aq->batch;
+    struct awafs_batch *b = &tq->batch;
     int64_t now_us = -1;
     uint64_t bytes = 0;
 
@@ -1338,11 +1583,11 @@ awafs_qos_classify_batch(struct awafs_qos *aq,
 
         /* Parsed and learned from even if pinned: its completions are the
          * workload's too. */
-        r = awafs_parse(data, len, &h, &aq->parse);
-        b->queues[i] = awafs_qos_classify(aq, thr, beta, data, len, r, &h,
-                                          &now_us);
+        r = awafs_parse(data, len, &h, &tq->parse);
+        b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data, len, r,
+                                          &h, &now_us);
         if (OVS_UNLIKELY(packet->md.skb_priority)) {
-            b->queues[i] = awafs_qos_pin(aq, packet->md.skb_priority);
+            b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
         }
         if (p->ecn_threshold) {
             b->ecn[i] = awafs_ecn_capable(data, len, &h);
@@ -1355,26 +1600,26 @@ awafs_qos_classify_batch(struct awafs_qos *aq,
     return bytes;
 }
 
-/* Of the 'n' packets in 'pkts' classified in 'aq->batch', the first
- * 'n_sent' were sent directly: counts them, and queues the others.  Returns
- * the number of packets dropped. */
+/* Of the 'n' packets in 'pkts' classified in 'tq->batch', the first
+ * 'n_sent' were sent directly: counts them, and queues the others, under
+ * parameters 'p'.  Returns the number of packets dropped. */
 static int
-awafs_qos_queue_batch(struct awafs_qos *aq, struct rte_mbuf **pkts, int n,
-                      int n_sent)
+awafs_qos_queue_batch(struct awafs_txq *tq, const struct awafs_qos_params *p,
+                      struct rte_mbuf **pkts, int n, int n_sent)
 {
-    bool ecn = aq->params.ecn_threshold != 0;
-    struct awafs_batch *b = &aq->batch;
+    bool ecn = p->ecn_threshold != 0;
+    struct awafs_batch *b = &tq->batch;
     void *victims[NETDEV_MAX_BURST];
     uint64_t sent_bytes;
     size_t n_victims;
 
     n_victims = awafs_sched_send_direct(
-        aq->sched, b->queues, (void **) pkts, b->lens, ecn ? b->ecn : NULL,
+        tq->sched, b->queues, (void **) pkts, b->lens, ecn ? b->ecn : NULL,
         n, n_sent, n_sent < n ? rte_get_tsc_cycles() >> AWAFS_TICK_SHIFT : 0,
         victims, &sent_bytes);
     if (n_sent) {
-        awafs_tb_consume(&aq->tb, sent_bytes);
-        aq->cut_through += n_sent;
+        tq->credit -= sent_bytes;
+        tq->cut_through += n_sent;
     }
     /* Marked after the drop decision, on the backlog each found. */
     for (int i = n_sent; ecn && i < n; i++) {
@@ -1393,91 +1638,114 @@ awafs_qos_queue_batch(struct awafs_qos *aq, struct rte_mbuf **pkts, int n,
     return n_victims;
 }
 
+/* Instance 'qid' of 'aq', with the datapath's parameters applied; '*dp'
+ * the parameters. */
+static struct awafs_txq *
+awafs_qos_txq(struct awafs_qos *aq, int qid,
+              const struct awafs_dp_params **dp)
+{
+    struct awafs_txq *tq = aq->txqs[qid];
+
+    *dp = ovsrcu_get(struct awafs_dp_params *, &aq->dp_params);
+    awafs_txq_apply(tq, *dp);
+    return tq;
+}
+
 static int
-awafs_qos_enqueue(struct qos_conf *conf, struct rte_mbuf **pkts, int cnt,
-                  bool *direct)
+awafs_qos_enqueue(struct qos_conf *conf, int qid, struct rte_mbuf **pkts,
+                  int cnt, bool *direct)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
     const struct awafs_thresholds *thr, *beta;
+    const struct awafs_dp_params *dp;
+    struct awafs_txq *tq = awafs_qos_txq(aq, qid, &dp);
     int drops = 0;
 
     thr = ovsrcu_get(struct awafs_thresholds *, &aq->thr);
     beta = ovsrcu_get(struct awafs_thresholds *, &aq->beta_thr);
     for (int base = 0; base < cnt; base += NETDEV_MAX_BURST) {
         int n = MIN(cnt - base, NETDEV_MAX_BURST);
-        uint64_t bytes = awafs_qos_classify_batch(aq, thr, beta, pkts + base,
-                                                  n);
+        uint64_t bytes = awafs_qos_classify_batch(aq, tq, &dp->p, thr, beta,
+                                                  pkts + base, n);
 
-        if (direct && n == cnt && !awafs_sched_backlog(aq->sched)
-            && awafs_tb_allows(&aq->tb, rte_get_tsc_cycles(), bytes)) {
+        if (direct && n == cnt && !awafs_sched_backlog(tq->sched)
+            && awafs_txq_budget(aq, tq, rte_get_tsc_cycles())
+               >= (int64_t) bytes) {
             *direct = true;
             return 0;
         }
-        drops += awafs_qos_queue_batch(aq, pkts + base, n, 0);
+        drops += awafs_qos_queue_batch(tq, &dp->p, pkts + base, n, 0);
     }
     return drops;
 }
 
 static int
-awafs_qos_sent_direct(struct qos_conf *conf, struct rte_mbuf **pkts, int cnt,
-                      int n_sent)
+awafs_qos_sent_direct(struct qos_conf *conf, int qid, struct rte_mbuf **pkts,
+                      int cnt, int n_sent)
 {
-    return awafs_qos_queue_batch(awafs_qos_cast(conf), pkts, cnt, n_sent);
+    struct awafs_qos *aq = awafs_qos_cast(conf);
+    const struct awafs_dp_params *dp;
+    struct awafs_txq *tq = awafs_qos_txq(aq, qid, &dp);
+
+    return awafs_qos_queue_batch(tq, &dp->p, pkts, cnt, n_sent);
 }
 
 /* Ends the messages of flows that went idle and sent nothing since: every
- * AWAFS_SWEEP_INTERVAL_US a PMD that gets the port lock at once checks the
- * next AWAFS_SWEEP_ENTRIES flows (4096 flows in 16 ms). */
+ * AWAFS_SWEEP_INTERVAL_US an instance checks the next AWAFS_SWEEP_ENTRIES
+ * flows of its table (4096 flows in 16 ms). */
 static void
-awafs_qos_tick(struct qos_conf *conf)
+awafs_qos_tick(struct qos_conf *conf, int qid)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
     uint64_t sizes[AWAFS_SWEEP_ENTRIES];
     uint8_t types[AWAFS_SWEEP_ENTRIES];
-    long long int next;
+    const struct awafs_dp_params *dp;
+    struct awafs_txq *tq = aq->txqs[qid];
     int64_t now;
     size_t n;
 
-    if (!aq->flows) {
+    if (!tq->flows) {
         return;
     }
-    atomic_read_relaxed(&aq->next_sweep_us, &next);
     now = awafs_now_us();
-    if (now < next || !rte_spinlock_trylock(&conf->lock)) {
+    if (now < tq->next_sweep_us) {
         return;
     }
-    atomic_store_relaxed(&aq->next_sweep_us, now + AWAFS_SWEEP_INTERVAL_US);
-    n = awafs_flowtab_sweep(aq->flows, AWAFS_SWEEP_ENTRIES, now,
-                            aq->params.idle_us, sizes, types);
+    tq = awafs_qos_txq(aq, qid, &dp);
+    tq->next_sweep_us = now + AWAFS_SWEEP_INTERVAL_US;
+    n = awafs_flowtab_sweep(tq->flows, AWAFS_SWEEP_ENTRIES, now,
+                            dp->p.idle_us, sizes, types);
     for (size_t i = 0; i < n; i++) {
-        awafs_qos_complete(aq, now, sizes[i], types[i]);
+        awafs_qos_complete(aq, tq, now, sizes[i], types[i]);
     }
-    rte_spinlock_unlock(&conf->lock);
 }
 
 static int
-awafs_qos_dequeue(struct qos_conf *conf, struct rte_mbuf **pkts, int max)
+awafs_qos_dequeue(struct qos_conf *conf, int qid, struct rte_mbuf **pkts,
+                  int max)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
+    const struct awafs_dp_params *dp;
+    struct awafs_txq *tq = awafs_qos_txq(aq, qid, &dp);
     uint64_t tsc = rte_get_tsc_cycles();
-    int64_t budget = awafs_tb_budget(&aq->tb, tsc);
 
-    return awafs_sched_peek(aq->sched, (void **) pkts, max, budget,
+    return awafs_sched_peek(tq->sched, (void **) pkts, max,
+                            awafs_txq_budget(aq, tq, tsc),
                             tsc >> AWAFS_TICK_SHIFT);
 }
 
 static void
-awafs_qos_commit(struct qos_conf *conf, int n_sent)
+awafs_qos_commit(struct qos_conf *conf, int qid, int n_sent)
 {
-    struct awafs_qos *aq = awafs_qos_cast(conf);
+    struct awafs_txq *tq = awafs_qos_cast(conf)->txqs[qid];
 
-    awafs_tb_consume(&aq->tb, awafs_sched_commit(aq->sched, n_sent));
+    tq->credit -= awafs_sched_commit(tq->sched, n_sent);
 }
 
 static uint32_t
-awafs_qos_backlog(const struct qos_conf *conf)
+awafs_qos_backlog(const struct qos_conf *conf, int qid)
 {
-    return awafs_sched_backlog(awafs_qos_cast(conf)->sched);
+    return awafs_sched_backlog(awafs_qos_cast(conf)->txqs[qid]->sched);
 }
 
 static int
@@ -1493,7 +1761,7 @@ awafs_qos_queue_get(struct smap *details, uint32_t queue_id,
         return EINVAL;
     }
     t = ovsrcu_get(struct awafs_thresholds *, &aq->thr);
-    awafs_sched_get_queue_stats(aq->sched, queue_id, &qs);
+    awafs_qos_queue_stats(aq, queue_id, &qs);
     smap_add_format(details, "priority", "%"PRIu32, queue_id);
     smap_add_format(details, "bytes-sent-min", "%"PRIu64,
                     queue_id ? t->thr[queue_id - 1] : 0);
@@ -1513,7 +1781,7 @@ awafs_qos_queue_get(struct smap *details, uint32_t queue_id,
     smap_add_format(details, "ecn-marks", "%"PRIu64, qs.ecn_marks);
     smap_add_format(details, "aged-packets", "%"PRIu64, qs.aged_packets);
     smap_add_format(details, "pinned-packets", "%"PRIu64,
-                    aq->pinned[queue_id]);
+                    awafs_qos_pinned(aq, queue_id));
     smap_add_format(details, "sojourn-max-us", "%"PRIu64,
                     awafs_ticks_to_us(qs.sojourn_max));
     return 0;
@@ -1529,7 +1797,7 @@ awafs_qos_queue_get_stats(const struct qos_conf *conf, uint32_t queue_id,
     if (queue_id >= aq->params.n_queues) {
         return EINVAL;
     }
-    awafs_sched_get_queue_stats(aq->sched, queue_id, &qs);
+    awafs_qos_queue_stats(aq, queue_id, &qs);
     stats->tx_packets = qs.tx_packets;
     stats->tx_bytes = qs.tx_bytes;
     stats->tx_errors = qs.drop_packets + qs.flush_packets;
@@ -1563,6 +1831,7 @@ const struct dpdk_qos_ops awafs_ops = {
     .qos_queue_dump_state_init = awafs_qos_queue_dump_state_init,
     .qos_check = awafs_qos_check,
     .qos_reconfigure = awafs_qos_reconfigure,
+    .qos_set_n_txq = awafs_qos_set_n_txq,
     .qos_enqueue = awafs_qos_enqueue,
     .qos_sent_direct = awafs_qos_sent_direct,
     .qos_dequeue = awafs_qos_dequeue,
