@@ -1325,6 +1325,19 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     smap_add_format(details, "pinned-packets", "%"PRIu64, sum.pinned);
     smap_add_format(details, "backlog-packets", "%"PRIu64, sum.backlog);
     smap_add_format(details, "tx-queues", "%d", aq->n_txq);
+    ds_clear(&s);
+    for (int i = 0; i < aq->n_txq; i++) {
+        uint64_t sent = 0;
+
+        for (uint32_t q = 0; q < p->n_queues; q++) {
+            struct awafs_queue_stats qs;
+
+            awafs_sched_get_queue_stats(aq->txqs[i]->sched, q, &qs);
+            sent += qs.tx_packets;
+        }
+        ds_put_format(&s, "%s%"PRIu64, i ? "," : "", sent);
+    }
+    smap_add(details, "tx-queue-packets", ds_cstr(&s));
     for (uint32_t q = 0; q < p->n_queues; q++) {
         struct awafs_queue_stats qs;
 
