@@ -112,11 +112,22 @@ def route(sb, ofport):
                  f"in_port={in_port},actions=output:{ofport}")
 
 
-def measure(sb, seconds):
-    """(cycles per packet, Mpps) of all PMDs together."""
+def tx_packets(sb, ofport):
+    """What OpenFlow port 'ofport' has transmitted: counted where packets
+    leave the port (its netdev's tx counter), not where the PMDs read
+    them."""
+    out = sb.ofctl("dump-ports", "br0", str(ofport))
+    return int(re.search(r"tx pkts=(\d+)", out).group(1))
+
+
+def measure(sb, seconds, ofport):
+    """(cycles per delivered packet, Mpps delivered, Mpps received) of all
+    PMDs together: their processing cycles over what left 'ofport'."""
     sb.appctl("dpif-netdev/pmd-stats-clear")
+    tx0 = tx_packets(sb, ofport)
     time.sleep(seconds)
     out = sb.appctl("dpif-netdev/pmd-stats-show")
+    delivered = tx_packets(sb, ofport) - tx0
     cycles = packets = 0
     for pmd in out.split("pmd thread")[1:]:
         n = int(re.search(r"packets received: (\d+)", pmd).group(1))
@@ -124,7 +135,8 @@ def measure(sb, seconds):
         if n and m:
             cycles += float(m.group(1)) * n
             packets += n
-    return cycles / packets, packets / seconds / 1e6
+    return (cycles / max(delivered, 1), delivered / seconds / 1e6,
+            packets / seconds / 1e6)
 
 
 def pmd_tid(sb):
@@ -215,13 +227,14 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             for name in names:
                 route(sb, ports[name][1])
                 time.sleep(0.2)
-                cycles, mpps = measure(sb, seconds)
+                cycles, mpps, rx_mpps = measure(sb, seconds,
+                                                ports[name][1])
                 rows.append({"binary": "stock" if vswitchd else "awafs",
                              "source": source, "size": size, "pmds": pmds,
                              "sink": sink,
                              "run": i,
                              "config": name, "cycles": cycles,
-                             "mpps": mpps})
+                             "mpps": mpps, "rx_mpps": rx_mpps})
         # The recalculation thread's timing with the PMD at full load.
         if "awafs-adaptive-4q" in names:
             route(sb, ports["awafs-adaptive-4q"][1])
