@@ -73,6 +73,7 @@ sed:sed
 setpriv:util-linux
 sh:dash
 sort:coreutils
+stdbuf:coreutils        # the verbose guest logs line by line (testbed/vhost.py)
 ss:iproute2
 strace:strace
 sysctl:procps

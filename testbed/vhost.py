@@ -9,6 +9,7 @@ tests capture what the guest received and inject what it sends.
 """
 
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -24,10 +25,13 @@ class Guest:
     """dpdk-testpmd with one virtio-user port per vhost socket in 'socks'
     (it is their server end), started and stopped by PID.  With 'tap' it
     forwards between its first port and that tap device; without, it sinks
-    what it receives (the benchmark's guest)."""
+    what it receives (the benchmark's guest).  'queues' queue pairs per
+    port; with 'verbose' it logs every packet it receives with its queue
+    and source MAC address (received_by_queue())."""
 
-    def __init__(self, socks, log, tap=None):
+    def __init__(self, socks, log, tap=None, queues=1, verbose=False):
         self.socks, self.log, self.tap = socks, log, tap
+        self.queues, self.verbose = queues, verbose
         self.proc = None
 
     def start(self):
@@ -35,19 +39,29 @@ class Guest:
             # A guest that was killed leaves its socket, and a server does
             # not bind over one.
             Path(sock).unlink(missing_ok=True)
-        vdevs = [f"--vdev=net_virtio_user{i},path={sock},server=1"
+        vdevs = [f"--vdev=net_virtio_user{i},path={sock},server=1,"
+                 f"queues={self.queues}"
                  for i, sock in enumerate(self.socks)]
+        extra = [f"--rxq={self.queues}", f"--txq={self.queues}"]
+        if self.verbose:
+            commands = Path(self.log).with_suffix(".cmds")
+            commands.write_text("set verbose 1\n")
+            extra.append(f"--cmdline-file={commands}")
         if self.tap:
             vdevs.append(f"--vdev=net_tap0,iface={self.tap}")
         # Forwarding on core 0: the switch's PMD polls core 1.  Its own
         # hugepage files, and memory shared with vhost (single file).
+        argv = ["dpdk-testpmd", "-l", "0,1", "--main-lcore", "1", "--no-pci",
+                "--file-prefix", f"awafsguest{os.getpid()}",
+                "--single-file-segments", "-m", "256", *vdevs,
+                "--", "--forward-mode=" + ("io" if self.tap else "rxonly"),
+                "--auto-start", "--nb-cores=1", "--total-num-mbufs=4096",
+                *extra]
+        if self.verbose:
+            # Its log is read while it runs: line-buffered.
+            argv = ["stdbuf", "-oL", *argv]
         self.proc = subprocess.Popen(
-            ["dpdk-testpmd", "-l", "0,1", "--main-lcore", "1", "--no-pci",
-             "--file-prefix", f"awafsguest{os.getpid()}",
-             "--single-file-segments", "-m", "256", *vdevs,
-             "--", "--forward-mode=" + ("io" if self.tap else "rxonly"),
-             "--auto-start", "--nb-cores=1", "--total-num-mbufs=4096"],
-            stdin=subprocess.PIPE, stdout=open(self.log, "a"),
+            argv, stdin=subprocess.PIPE, stdout=open(self.log, "a"),
             stderr=subprocess.STDOUT)
         if self.tap:
             if not wait_until(self._tap_up, 20):
@@ -62,6 +76,18 @@ class Guest:
         if self.proc.poll() is not None:
             raise RuntimeError(f"testpmd exited: see {self.log}")
         return Path(f"/sys/class/net/{self.tap}").exists()
+
+    def received_by_queue(self):
+        """{queue: [source MAC of each packet]} of what the guest received,
+        from its verbose log."""
+        got, queue = {}, None
+        for line in Path(self.log).read_text().splitlines():
+            m = re.match(r"port \d+/queue (\d+): received", line)
+            if m:
+                queue = int(m.group(1))
+            elif line.startswith("  src=") and queue is not None:
+                got.setdefault(queue, []).append(line.split()[0][4:].lower())
+        return got
 
     def stop(self, sig=signal.SIGTERM):
         """Stops testpmd with 'sig' (SIGKILL: a guest that vanishes)."""

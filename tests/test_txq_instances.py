@@ -114,3 +114,79 @@ def test_only_ports_with_a_queueing_qos_are_drained():
         sb.set_awafs("p1", queues=2)
         assert wait_until(lambda: drain_ports(sb) > 0, 10)
         assert sb.qos_show("p1")[1]["tx-queues"] == "2"
+
+
+def test_each_pmd_reaches_the_guest_on_its_own_vring():
+    """Two PMD threads send to a vhost-user port whose guest (testpmd) has
+    two queue pairs: each thread's flows arrive on the guest rx queue of
+    the vring its tx queue maps to, one queue per thread, as without QoS
+    (before, every packet went to the owning thread's one vring)."""
+    from testbed.vhost import Guest, add_vhost_port
+
+    vin = [VethPair("awi0"), VethPair("awi1")]
+    macs = ["02:00:00:00:00:0a", "02:00:00:00:00:0b"]
+    srcs, guest = [], None
+    try:
+        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=VSWITCHD) as sb:
+            sb.add_bridge()
+            for i, v in enumerate(vin):
+                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
+                sb.vsctl("set", "interface", f"p{i}",
+                         f"other_config:pmd-rxq-affinity=0:{i}")
+            sock = sb.dir / "vhu0.sock"
+            add_vhost_port(sb, "vhu0", sock, 2)
+            sb.ofctl("del-flows", "br0")
+            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
+            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
+            sb.set_awafs("vhu0", queues=2, mode="static", thresholds=10000)
+            guest = Guest([sock], sb.dir / "testpmd.log", queues=2,
+                          verbose=True)
+            guest.start()
+            assert wait_until(lambda: sb.qos_show("vhu0")[1]
+                              .get("tx-queues") == "2", 30)
+
+            def received():
+                return sum(len(v) for v in guest.received_by_queue()
+                           .values())
+
+            def from_mac(mac, frames):
+                mac = bytes.fromhex(mac.replace(":", ""))
+                return [f[:6] + mac + f[12:] for f in frames]
+
+            # The guest's queues are ready when a probe from each thread
+            # gets through.
+            srcs = [RawPort(v.host) for v in vin]
+            probe_macs = ["02:00:00:00:00:0c", "02:00:00:00:00:0d"]
+            probes = 0
+            for src, mac in zip(srcs, probe_macs):
+                while not any(mac in v for v in
+                              guest.received_by_queue().values()):
+                    assert probes < 100, "the guest receives nothing"
+                    src.send(from_mac(mac, [tcp_frame(sport=9)]))
+                    probes += 1
+                    wait_until(lambda: received() >= probes, 0.2)
+            for i, src in enumerate(srcs):
+                src.send(from_mac(macs[i], [
+                    tcp_frame(bytes_sent=0, sport=1000 * (i + 1) + k, seq=n)
+                    for n in range(10) for k in range(2)]))
+            assert wait_until(lambda: received() >= 40 + probes, 20), (
+                received(), probes, sb.qos_show("vhu0"),
+                sb.ofctl("dump-ports", "br0"))
+            by_queue = guest.received_by_queue()
+            _, details, _ = sb.qos_show("vhu0")
+    finally:
+        if guest:
+            guest.stop()
+        for s in srcs:
+            s.close()
+        for v in vin:
+            v.delete()
+
+    queue_of = {}
+    for queue, sources in by_queue.items():
+        for mac in sources:
+            queue_of.setdefault(mac, set()).add(queue)
+    assert queue_of[macs[0]] != queue_of[macs[1]], by_queue
+    assert all(len(qs) == 1 for qs in queue_of.values()), queue_of
+    per_txq = [int(n) for n in details["tx-queue-packets"].split(",")]
+    assert sum(per_txq) == 40 + probes and min(per_txq) >= 20, details
