@@ -190,3 +190,52 @@ def test_each_pmd_reaches_the_guest_on_its_own_vring():
     assert all(len(qs) == 1 for qs in queue_of.values()), queue_of
     per_txq = [int(n) for n in details["tx-queue-packets"].split(",")]
     assert sum(per_txq) == 40 + probes and min(per_txq) >= 20, details
+
+
+def test_a_thread_that_only_drains_keeps_its_tx_queue():
+    """With XPS (two PMDs and the main thread on a port with two tx
+    queues), a thread whose traffic stopped while its instance still holds
+    packets keeps draining them on its tx queue: XPS does not take the
+    queue away after 500 ms, so all of them leave at the shaped rate, in
+    the time the configuration allows, none stranded."""
+    vin = [VethPair("awi0"), VethPair("awi1")]
+    vout = VethPair("awo0")
+    srcs = []
+    # 300 frames of 1062 bytes at 2 Mb/s: 1.3 s of draining after the
+    # thread's last packet, more than XPS's 500 ms timeout.
+    n, rate = 300, 2000000
+    drain_s = n * (1062 + 24) * 8 / rate
+    try:
+        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=VSWITCHD) as sb:
+            sb.add_bridge()
+            for i, v in enumerate(vin):
+                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
+                sb.vsctl("set", "interface", f"p{i}",
+                         f"other_config:pmd-rxq-affinity=0:{i}")
+            sb.add_dpdk_port("br0", "out",
+                             f"net_af_packet9,iface={vout.sw},qpairs=2", 2)
+            sb.ofctl("del-flows", "br0")
+            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
+            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
+            sb.set_awafs("out", queues=2, mode="static", thresholds=10000,
+                         **{"max-rate": rate})
+            srcs = [RawPort(v.host) for v in vin]
+            cap = Capture(vout.host)
+            srcs[1].send([tcp_frame(bytes_sent=0, sport=9, seq=i)
+                          for i in range(5)])
+            srcs[0].send([tcp_frame(bytes_sent=20000, sport=1000, seq=i)
+                          for i in range(n)])
+            assert cap.wait_for(n + 5, drain_s * 1.5 + 5)
+            got = [parse_frame(f) for _, f in cap.stop()]
+            _, details, _ = sb.qos_show("out")
+    finally:
+        for s in srcs:
+            s.close()
+        for v in vin + [vout]:
+            v.delete()
+
+    seqs = [seq for sport, seq, _, _ in got if sport == 1000]
+    assert seqs == list(range(n))
+    assert details["backlog-packets"] == "0"
+    assert sorted(int(x) for x in details["tx-queue-packets"]
+                  .split(",")) == [5, n], details
