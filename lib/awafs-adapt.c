@@ -22,6 +22,9 @@
  * allocation after creation.  A full window evicts its oldest sample (counted
  * in 'samples_evicted'). */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 
@@ -92,7 +95,8 @@ awafs_config_check(const struct awafs_config *cfg)
         || cfg->window_capacity > WINDOW_MAX_CAPACITY) {
         return "window capacity must be between 16 and 16777216";
     }
-    if (cfg->ring_capacity < 2 || cfg->ring_capacity > AWAFS_RING_MAX_CAPACITY) {
+    if (cfg->ring_capacity < 2
+        || cfg->ring_capacity > AWAFS_RING_MAX_CAPACITY) {
         return "ring capacity must be between 2 and 16777216";
     }
     if (!cfg->min_samples || cfg->min_samples > cfg->window_capacity) {

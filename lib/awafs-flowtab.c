@@ -71,6 +71,9 @@
  * taken, the least recently seen of them is evicted (and counted), so the
  * table never grows and never allocates.  One thread at a time. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"
@@ -324,7 +327,7 @@ timeout(struct awafs_flowtab *t, struct flow_entry *e, uint32_t hash)
         return false;
     }
     /* The high bits: the low ones chose the flow's slot. */
-    kappa = t->kappa_min + (hash >> 16) % t->kappa_span;
+    kappa = t->kappa_min + (hash >> 16) % (t->kappa_span);
     if (e->timeouts < kappa) {
         return false;
     }

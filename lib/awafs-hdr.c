@@ -16,6 +16,9 @@
  * in docs/header.md.  The parser reads the frame byte by byte (no alignment
  * assumptions) and checks every length against the frame before reading. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 

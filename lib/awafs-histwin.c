@@ -17,8 +17,9 @@
  * histograms).
  *
  * Buckets.  A size below 2^M (M = AWAFS_HIST_SUB_BITS) has a bucket of its
- * own; sizes of 2^AWAFS_HIST_MAX_BITS and more share the last one.  Above, a size with its highest set bit at position e >= M falls in
- * one of 2^M equal buckets of [2^e, 2^(e+1)), each 2^(e-M) wide.  A
+ * own; sizes of 2^AWAFS_HIST_MAX_BITS and more share the last one.  Above,
+ * a size with its highest set bit at position e >= M falls in one of 2^M
+ * equal buckets of [2^e, 2^(e+1)), each 2^(e-M) wide.  A
  * percentile is reported as the middle of its bucket, so it differs from the
  * exact nearest-rank percentile of the same samples by at most half a bucket:
  * a relative error of at most 2^-(M+1) (0.78 % for M = 6).
@@ -30,6 +31,9 @@
  * percentile query is one scan of the buckets: no sort, no per-sample
  * memory. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"

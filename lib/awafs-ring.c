@@ -25,6 +25,9 @@
  * A producer preempted between its claim and its publish makes the consumer
  * stop at that slot until the next pop; nothing is lost. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"

@@ -20,6 +20,9 @@
  * (the datapath holds a per-port lock); the backlog is also kept in an atomic
  * so that idle ports can be skipped without that lock. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"

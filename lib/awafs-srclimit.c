@@ -25,6 +25,9 @@
  * slows another only if it has both of the other's buckets: for one busy
  * source among 1024 buckets, 1 in 250,000 instead of 1 in 1,000. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-compat.h"
 #include "awafs.h"
 #include "awafs-private.h"

@@ -12,6 +12,9 @@
  * limitations under the License.
  */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-ofp.h"
 
 #include <stdbool.h>

@@ -20,6 +20,29 @@
 
 #include "awafs.h"
 
+/* A test's own pseudo-random numbers (xorshift32), repeatable from the seed
+ * that awafs_test_srand() sets: rand() is not thread-safe, which OVS's tree
+ * checks forbid. */
+static uint32_t awafs_test_rand_state = 1;
+
+static inline void
+awafs_test_srand(uint32_t seed)
+{
+    awafs_test_rand_state = seed ? seed : 1;
+}
+
+static inline uint32_t
+awafs_test_rand(void)
+{
+    uint32_t x = awafs_test_rand_state;
+
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    awafs_test_rand_state = x;
+    return x >> 1;              /* As rand(): 31 bits. */
+}
+
 #ifdef HAVE_CONFIG_H
 #include <stdlib.h>
 #include "ovstest.h"

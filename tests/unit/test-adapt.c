@@ -1,6 +1,9 @@
 /* Unit tests: the completed-size window, percentiles and threshold updates
  * (thesis Algorithm 1 with Homa's guards). */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 #include <stdlib.h>
@@ -47,7 +50,8 @@ test_percentile_small_sets(void **state)
     awafs_percentiles(v, 1, (uint32_t[]) { 1000, 99000 }, 2, out);
     assert_int_equal(out[0], 42);
     assert_int_equal(out[1], 42);
-    /* Four samples, 25 % is the first, 25.001 % the second. */
+    /* Four samples: the 25th percentile is the first, the 25.001st the
+     * second. */
     memcpy(v, (uint64_t[]) { 40, 10, 30, 20 }, 4 * sizeof v[0]);
     awafs_percentiles(v, 4, (uint32_t[]) { 25000, 25001 }, 2, out);
     assert_int_equal(out[0], 10);
@@ -64,18 +68,18 @@ test_percentile_matches_sort(void **state)
     uint64_t *v = malloc(N * sizeof *v), *sorted = malloc(N * sizeof *v);
 
     (void) state;
-    srand(7);
+    awafs_test_srand(7);
     for (int shape = 0; shape < 6; shape++) {
         for (size_t n = 1; n <= N; n = n * 3 + 1) {
             uint64_t out[7];
 
             for (size_t i = 0; i < n; i++) {
-                v[i] = shape == 0 ? (uint64_t) rand()
+                v[i] = shape == 0 ? (uint64_t) awafs_test_rand()
                        : shape == 1 ? i                        /* sorted */
                        : shape == 2 ? n - i                    /* reversed */
                        : shape == 3 ? 7                        /* equal */
                        : shape == 4 ? (i < n / 2 ? i : n - i)  /* organ */
-                       : (uint64_t) (rand() % 3);              /* few */
+                       : (uint64_t) (awafs_test_rand() % 3);      /* few */
             }
             memcpy(sorted, v, n * sizeof *v);
             qsort(sorted, n, sizeof *v, cmp_u64);

@@ -1,5 +1,8 @@
 /* Unit tests: MLFQ classification by bytes sent. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 static struct awafs_thresholds

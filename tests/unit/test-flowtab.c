@@ -1,5 +1,8 @@
 /* Unit tests: the switch-side flow table (trust=switch, trust=verify). */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 #define IDLE 500

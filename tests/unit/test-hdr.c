@@ -1,5 +1,8 @@
 /* Unit tests: the AWAFS TCP option parser and encoder (docs/header.md). */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 static uint8_t frame[1600];

@@ -1,5 +1,8 @@
 /* Unit tests: the O(1)-memory histogram window. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 #include <stdlib.h>
@@ -37,14 +40,15 @@ test_error_bound_against_exact(void **state)
     uint64_t *v = malloc(N * sizeof *v);
 
     (void) state;
-    srand(11);
+    awafs_test_srand(11);
     for (int round = 0; round < 50; round++) {
         struct awafs_histwin *h = awafs_histwin_create(250 * MS);
         uint64_t exact[7], approx[7];
         int bits = 8 + round % 28;
 
         for (int i = 0; i < N; i++) {
-            v[i] = ((uint64_t) rand() << 31 | rand()) % (1ull << bits);
+            v[i] = (((uint64_t) awafs_test_rand() << 31 | awafs_test_rand())
+                    % (1ull << bits));
             awafs_histwin_add(h, 0, v[i]);
         }
         awafs_histwin_percentiles(h, pct, 7, approx);

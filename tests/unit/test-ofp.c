@@ -1,5 +1,8 @@
 /* Unit tests of the NXST_AWAFS reply encoding (ofproto-ext/awafs-ofp.c). */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 #include <stdio.h>

@@ -1,5 +1,8 @@
 /* Unit tests: the bounded MPSC completed-size ring. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 #include <pthread.h>

@@ -1,5 +1,8 @@
 /* Unit tests: strict-priority queues, buffer drops, token bucket, ECN. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 #include <stdlib.h>
@@ -149,9 +152,9 @@ test_burst_equals_single(void **state)
     size_t n_victims = 0;
 
     (void) state;
-    srand(3);
+    awafs_test_srand(3);
     for (int i = 0; i < 32; i++) {
-        queues[i] = rand() % 5;             /* 4 is clamped to 3. */
+        queues[i] = awafs_test_rand() % 5;      /* 4 is clamped to 3. */
         lens[i] = 60 + i;
         pkts[i] = PKT(queues[i], i);
     }
@@ -316,18 +319,20 @@ test_counters_add_up(void **state)
     size_t nv;
 
     (void) state;
-    srand(7);
+    awafs_test_srand(7);
     memset(arrived, 0, sizeof arrived);
     awafs_sched_set_ecn(s, 5, false);
     awafs_sched_set_max_wait(s, 300);
     for (uint32_t t = 0; t < 20000; t += 10) {
-        burst(s, rand() % 4, 0, 1 + rand() % 32, t, victims, &nv);
-        if (rand() % 3) {
-            size_t n = awafs_sched_peek(s, out, 32, rand() % 5000, t);
+        burst(s, awafs_test_rand() % 4, 0, 1 + awafs_test_rand() % 32, t,
+              victims, &nv);
+        if (awafs_test_rand() % 3) {
+            size_t n = awafs_sched_peek(s, out, 32,
+                                        awafs_test_rand() % 5000, t);
 
-            awafs_sched_commit(s, n ? rand() % (n + 1) : 0);
+            awafs_sched_commit(s, n ? awafs_test_rand() % (n + 1) : 0);
         }
-        if (rand() % 200 == 0) {
+        if (awafs_test_rand() % 200 == 0) {
             while (awafs_sched_flush(s, out, 7)) {
                 continue;
             }

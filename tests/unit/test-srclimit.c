@@ -1,5 +1,8 @@
 /* Unit tests: the per-source completion rate limit. */
 
+#ifdef HAVE_CONFIG_H
+#include <config.h>             /* Built into Open vSwitch. */
+#endif
 #include "awafs-unit.h"
 
 static const uint8_t HOST_A[16] = { 10, 0, 0, 1 };
