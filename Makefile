@@ -11,6 +11,7 @@
 #   make fuzz    every fuzz target for 10 M inputs, from tests/fuzz/corpus/
 #   make soak    30 minutes of traffic, reconfiguration and port churn
 #   make check-ovs  OVS's whole testsuite against stock's known failures
+#   make upstream-series  the series for a mailing list, new files included
 #   make clean   remove build/
 #
 # Everything generated lives in build/.  See docs/build.md.
@@ -67,7 +68,8 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
-	eval-smoke demo bench fuzz soak check-ovs clean controller
+	eval-smoke demo bench fuzz soak check-ovs clean controller \
+	upstream-series
 
 all build: ovs core host-agent controller
 
@@ -242,6 +244,11 @@ fuzz: setup $(FUZZ_BINS)
 
 soak: setup build
 	$(VENV)/bin/python tests/soak.py --minutes 30 --out $(B)/soak
+
+# The series as a mailing list would get it: build/upstream-series/, which
+# git am applies to stock OVS 3.1.0 (tests/test_upstream_series.py).
+upstream-series: setup
+	build-aux/upstream-series.sh $(OVS_TARBALL) $(B)/upstream-series
 
 # OVS's whole testsuite on the patched tree (about an hour), compared with
 # the stock tarball's failures on this machine (tests/ovs-known-failures.txt).

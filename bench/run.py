@@ -65,10 +65,10 @@ def patched_vs_stock(stock, pairs=STOCK_PAIRS):
     """Cycles per delivered packet without QoS, stock then patched binary,
     'pairs' times in turn (one switch at a time, a few seconds each), so
     that both see the same machine: rows with the pair's index."""
-    rows = []
+    rows, source = [], "null"
     for i in range(pairs):
         for binary in ("stock", "awafs"):
-            r, _, _ = forwarding.run("null", 64, 5, SECONDS, ["no-qos"],
+            r, _, _ = forwarding.run(source, 64, 5, SECONDS, ["no-qos"],
                                      stock if binary == "stock" else None)
             rows.append({"pair": i, "binary": binary,
                          "cycles": forwarding.summary(r, "no-qos")[0]})

@@ -49,23 +49,26 @@ dpkg-deb:dpkg
 dpkg-query:dpkg
 ethtool:ethtool
 gcc:gcc                 # -m32 needs gcc-multilib (packages above)
+git:git                 # build-aux/upstream-series.sh
 grep:grep
 ip:iproute2             # also by hand: awafs-host per-segment runs it
 iperf3:iperf3
 ldd:libc-bin
 ln:coreutils
+ls:coreutils
 make:make
 memcached:memcached
-mnexec:mininet          # by hand: testbed/net.py builds its command lines
 mkdir:coreutils
+mktemp:coreutils
+mnexec:mininet          # by hand: testbed/net.py builds its command lines
 mount:mount
 nginx:nginx-light
 patch:patch
 perf:linux-perf
 ping:iputils-ping
 pwd:coreutils
-readlink:coreutils      # by hand: ryu-app/awafs-controller
 python3:python3
+readlink:coreutils      # by hand: ryu-app/awafs-controller
 redis-cli:redis-tools
 redis-server:redis-server
 rm:coreutils
@@ -73,8 +76,8 @@ sed:sed
 setpriv:util-linux
 sh:dash
 sort:coreutils
-stdbuf:coreutils        # the verbose guest logs line by line (testbed/vhost.py)
 ss:iproute2
+stdbuf:coreutils        # the verbose guest logs line by line (testbed/vhost.py)
 strace:strace
 sysctl:procps
 tail:coreutils

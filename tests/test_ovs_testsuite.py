@@ -17,12 +17,14 @@ from ovs_check_all import failed_titles
 KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood", "unixctl"]
 
 
-def run_testsuite(target, flags, log_name, at_least, timeout):
-    """Runs OVS's 'make TARGET' with TESTSUITEFLAGS 'flags'; asserts that
-    it passed and ran 'at_least' tests, none skipped."""
+def run_testsuite(target, flags, log_name, at_least, timeout,
+                  ovs=BUILD / "ovs"):
+    """Runs 'make TARGET' with TESTSUITEFLAGS 'flags' in the OVS tree 'ovs'
+    (the build's by default); asserts that it passed and ran 'at_least'
+    tests, none skipped."""
     log = BUILD / log_name
     with open(log, "w") as out:
-        proc = subprocess.run(["make", "-C", str(BUILD / "ovs"), target,
+        proc = subprocess.run(["make", "-C", str(ovs), target,
                                f"TESTSUITEFLAGS={flags}"],
                               stdout=out, stderr=subprocess.STDOUT,
                               timeout=timeout)
