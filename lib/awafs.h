@@ -318,13 +318,15 @@ void awafs_sched_get_queue_stats(const struct awafs_sched *, unsigned int q,
                                  struct awafs_queue_stats *);
 
 /* Token bucket in bytes, on any clock of 'hz' ticks per second (the
- * datapath uses the TSC).  rate 0 means unlimited. */
+ * datapath uses the TSC).  rate 0 means unlimited.  The refill is exact:
+ * what a refill adds below one byte is kept for the next. */
 struct awafs_tb {
     uint64_t rate;          /* Bytes per second. */
     uint64_t burst;         /* Bytes, at most AWAFS_TB_MAX_BURST. */
     uint64_t hz;
     int64_t tokens;         /* May go one packet below zero. */
     uint64_t last;
+    uint64_t frac;          /* Credit below one byte, in 1/hz bytes. */
     uint64_t full_ticks;    /* Ticks that refill any debt to 'burst'. */
 };
 
