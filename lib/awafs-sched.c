@@ -248,7 +248,7 @@ awafs_sched_send_direct(struct awafs_sched *s, const uint8_t *queues,
         s->q[q].c.tx_bytes += lens[i];
         bytes += lens[i];
     }
-    *sent_bytes = bytes;
+    *sent_bytes = bytes + (uint64_t) n_sent * AWAFS_WIRE_OVERHEAD;
     if (n_sent == n) {
         return 0;
     }
@@ -287,7 +287,7 @@ peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
         if (aged && (uint32_t) (now - slot->ts) <= s->max_wait) {
             break;
         }
-        budget -= slot->len;
+        budget -= slot->len + AWAFS_WIRE_OVERHEAD;
         bytes += slot->len;
         marks += slot->ce;
         pkts[n++] = slot->pkt;
@@ -391,7 +391,8 @@ awafs_sched_commit(struct awafs_sched *s, size_t n)
         const struct sched_run *run = &s->runs[i];
         uint32_t k = run->n < n ? run->n : n;
 
-        bytes += remove_head(s, run->q, k, true, run);
+        bytes += remove_head(s, run->q, k, true, run)
+                 + (uint64_t) k * AWAFS_WIRE_OVERHEAD;
         n -= k;
     }
     s->n_runs = 0;

@@ -30,8 +30,9 @@ test_strict_priority_and_fifo(void **state)
     assert_ptr_equal(out[3], PKT(3, 0));
     assert_ptr_equal(out[5], PKT(3, 2));
 
-    /* Only what was sent leaves; the rest stays in order. */
-    assert_int_equal(awafs_sched_commit(s, 2), 200);
+    /* Only what was sent leaves; the rest stays in order.  The shaper is
+     * charged each frame's wire overhead too. */
+    assert_int_equal(awafs_sched_commit(s, 2), 2 * (100 + AWAFS_WIRE_OVERHEAD));
     assert_int_equal(awafs_sched_backlog(s), 4);
     /* A later high-priority packet overtakes the queued low ones. */
     assert_null(awafs_sched_enqueue(s, 0, PKT(0, 1), 100));
@@ -58,8 +59,11 @@ test_byte_budget(void **state)
     }
     assert_int_equal(awafs_sched_peek(s, out, 8, 0, 0), 0);
     assert_int_equal(awafs_sched_peek(s, out, 8, 1, 0), 1);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1000, 0), 1);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1001, 0), 2);
+    /* Each packet costs its length and the wire overhead. */
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1000 + AWAFS_WIRE_OVERHEAD,
+                                      0), 1);
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1001 + AWAFS_WIRE_OVERHEAD,
+                                      0), 2);
     awafs_sched_commit(s, 4);
     awafs_sched_destroy(s);
 }
@@ -287,7 +291,8 @@ test_starvation_guard(void **state)
     assert_ptr_equal(out[5], PKT(2, 2));
     assert_ptr_equal(out[6], PKT(2, 3));
     /* The NIC takes 3: the two aged ones and the first queue-0 packet. */
-    assert_int_equal(awafs_sched_commit(s, 3), 300);
+    assert_int_equal(awafs_sched_commit(s, 3),
+                     3 * (100 + AWAFS_WIRE_OVERHEAD));
     assert_int_equal(awafs_sched_peek(s, out, 32, INT64_MAX, 1200), 4);
     assert_ptr_equal(out[0], PKT(0, 1));
     assert_ptr_equal(out[2], PKT(2, 2));
@@ -444,6 +449,52 @@ test_token_bucket_refill_is_exact(void **state)
     }
 }
 
+/* A port shaped to 100 Mbit/s and always backlogged sends, in a second,
+ * the frames its wire rate allows: each frame costs its length and
+ * AWAFS_WIRE_OVERHEAD, for 64-byte frames (142,045 a second: a wire rate
+ * the lengths alone would exceed by 37 %) as for 1518-byte ones.  The
+ * queues count the lengths alone. */
+static void
+test_shaper_charges_wire_overhead(void **state)
+{
+    static const uint32_t frame_lens[] = { 64, 1518 };
+    const uint64_t rate = 100000000 / 8, hz = 1000000000;
+
+    (void) state;
+    for (size_t i = 0; i < sizeof frame_lens / sizeof frame_lens[0]; i++) {
+        uint32_t len = frame_lens[i];
+        struct awafs_sched *s = awafs_sched_create(2, 64);
+        uint64_t frames = 0, charged = 0, expected;
+        struct awafs_queue_stats st;
+        struct awafs_tb tb;
+        void *out[32];
+
+        awafs_tb_init(&tb, rate, 3000, hz, 0);
+        /* One 'tick' a microsecond, as a PMD loop would poll. */
+        for (uint64_t t = 1000; t <= hz; t += 1000) {
+            uint64_t bytes;
+            size_t n;
+
+            while (awafs_sched_backlog(s) < 32) {
+                awafs_sched_enqueue(s, 0, PKT(0, 0), len);
+            }
+            n = awafs_sched_peek(s, out, 32, awafs_tb_budget(&tb, t), 0);
+            bytes = awafs_sched_commit(s, n);
+            awafs_tb_consume(&tb, bytes);
+            charged += bytes;
+            frames += n;
+        }
+        expected = rate / (len + AWAFS_WIRE_OVERHEAD);
+        assert_true(frames * 1000 >= expected * 995);
+        assert_true(frames * 1000 <= expected * 1005);
+        assert_int_equal(charged, frames * (len + AWAFS_WIRE_OVERHEAD));
+        awafs_sched_get_queue_stats(s, 0, &st);
+        assert_int_equal(st.tx_packets, frames);
+        assert_int_equal(st.tx_bytes, frames * len);
+        awafs_sched_destroy(s);
+    }
+}
+
 static void
 test_ecn_marking(void **state)
 {
@@ -514,7 +565,7 @@ test_send_direct(void **state)
     /* All taken: nothing queued. */
     assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL, 5,
                                              5, 0, victims, &bytes), 0);
-    assert_int_equal(bytes, 1500);
+    assert_int_equal(bytes, 1500 + 5 * AWAFS_WIRE_OVERHEAD);
     assert_int_equal(awafs_sched_backlog(s), 0);
     awafs_sched_get_queue_stats(s, 3, &st);
     assert_int_equal(st.tx_packets, 2);
@@ -525,7 +576,7 @@ test_send_direct(void **state)
     /* Two taken; of the three left the buffer (3) holds all. */
     assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL, 5,
                                              2, 10, victims, &bytes), 0);
-    assert_int_equal(bytes, 300);
+    assert_int_equal(bytes, 300 + 2 * AWAFS_WIRE_OVERHEAD);
     assert_int_equal(awafs_sched_backlog(s), 3);
     /* Full: the newest of the lowest queue makes room. */
     assert_ptr_equal(awafs_sched_enqueue(s, 0, PKT(0, 1), 50), PKT(3, 1));
@@ -554,6 +605,7 @@ AWAFS_UNIT_MAIN(sched)
         cmocka_unit_test(test_create_limits),
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_token_bucket_refill_is_exact),
+        cmocka_unit_test(test_shaper_charges_wire_overhead),
         cmocka_unit_test(test_ecn_marking),
         cmocka_unit_test(test_ecn_modes_after_drop),
         cmocka_unit_test(test_starvation_guard),
