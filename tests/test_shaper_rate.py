@@ -1,0 +1,71 @@
+"""The shaper delivers its max-rate: iperf3 (Debian's) from h1 to h2
+through the sandboxed switch, whose awafs port p2 toward h2 is shaped to
+'max-rate', gets the goodput that rate allows for its frames.
+
+'max-rate' is a wire rate: the shaper charges every frame its length and
+the 24 bytes of preamble, inter-frame gap and FCS (AWAFS_WIRE_OVERHEAD,
+lib/awafs.h).  A full-sized TCP segment with timestamps carries MSS = 1448
+bytes of data in a 1514-byte frame (Ethernet 14, IPv4 20, TCP 20 with 12
+of options), 1538 bytes on the wire, so the goodput allowed is max-rate x
+MSS / 1538: 94.1 % of max-rate.  iperf3 reports its own MSS; the bound
+follows from it."""
+
+import json
+import subprocess
+
+import pytest
+
+ETH_HDR = 14
+MTU = 1500
+WIRE_OVERHEAD = 24      # lib/awafs.h AWAFS_WIRE_OVERHEAD.
+SECONDS = 5
+OMIT = 1                # Slow start: not measured.
+TOLERANCE = 0.03
+# One PMD core forwards every frame, the other runs both hosts' TCP: the
+# testbed carries 1380 Mbit/s unshaped (docs/evaluation.md), so 1000 Mbit/s
+# is within reach.
+RATES = [25_000_000, 50_000_000, 100_000_000, 1_000_000_000]
+
+
+def allowed_goodput(rate, mss):
+    """Goodput (bit/s) of full-sized segments at wire rate 'rate'."""
+    frame = MTU + ETH_HDR
+    return rate * mss / (frame + WIRE_OVERHEAD)
+
+
+def iperf3(hosts, rate):
+    """Runs iperf3 h1 -> h2 (cubic, one stream) through p2 shaped to
+    'rate'; returns (goodput in bit/s, the MSS, the sender's congestion
+    control)."""
+    sb, h1, h2 = hosts.sb, hosts.h1, hosts.h2
+    sb.set_awafs("p2", queues=2, thresholds=10000, **{"max-rate": rate})
+    server = h2.popen("iperf3", "-s", "-1", "-p", "5201",
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):
+            if h2.run("ss", "-ltnH", "sport", "= :5201").stdout.strip():
+                break
+            h2.run("sleep", "0.1")
+        out = h1.run("iperf3", "-c", h2.addr, "-p", "5201", "-C", "cubic",
+                     "-t", str(SECONDS), "-O", str(OMIT), "-J",
+                     timeout=SECONDS + OMIT + 60).stdout
+    finally:
+        server.wait(30)
+        sb.vsctl("clear", "port", "p2", "qos", "--", "--all", "destroy",
+                 "qos")
+    res = json.loads(out)
+    return (res["end"]["sum_received"]["bits_per_second"],
+            res["start"]["tcp_mss_default"],
+            res["end"]["sender_tcp_congestion"])
+
+
+@pytest.mark.parametrize("rate", RATES)
+def test_shaper_rate(hosts, rate):
+    got, mss, cc = iperf3(hosts, rate)
+    want = allowed_goodput(rate, mss)
+    print(f"max-rate {rate / 1e6:g} Mbit/s, MSS {mss}, {cc}: goodput "
+          f"{got / 1e6:.2f} Mbit/s, allowed {want / 1e6:.2f} Mbit/s "
+          f"({got / want:.4f})")
+    assert cc == "cubic"
+    assert abs(got - want) <= TOLERANCE * want, \
+        f"{got / 1e6:.2f} Mbit/s, max-rate allows {want / 1e6:.2f}"
