@@ -11,8 +11,9 @@ CSVs.  --match TEXT runs only the runs whose name contains TEXT (e.g.
 load80).  --scale F runs F times the flows of each run (at least 20), for a
 quick look; give it its own --out, as its results are not the suite's.
 
-Every run writes, beside its flows' CSV: RUN.json (its parameters and the
-awafs ports' drop and ECN-mark counters) and RUN.thr.csv (the thresholds of
+Every run writes, beside its flows' CSV: RUN.json (its parameters, the
+awafs ports' drop and ECN-mark counters, and its transport as its sockets
+showed it: testbed/transport.py) and RUN.thr.csv (the thresholds of
 its awafs ports, sampled while it ran).
 
 Scaling.  The bottleneck of every experiment is an awafs egress port shaped
@@ -361,10 +362,15 @@ def run_one(bench, exp, params):
     return rows, {"p0": thresholds}, {"p0": bench.port_stats}
 
 
-def write(out, params, rows, thresholds, stats):
+def write(out, params, rows, thresholds, stats, transport=None):
     """The run's parameters and thresholds beside its flows' CSV 'out'; the
-    flows' CSV last, so that an interrupted run leaves no result."""
+    flows' CSV last, so that an interrupted run leaves no result.
+    'transport': what its sockets ran (testbed/transport.py Proof.record()),
+    under "transport_proof"."""
     meta = {**params, "ports": stats}
+    if transport:
+        meta["transport"] = transport["transport"]
+        meta["transport_proof"] = transport
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1,
                                                    default=str))
     with open(out.with_suffix(".thr.csv"), "w", newline="") as f:
@@ -405,7 +411,8 @@ def run_all(todo, out):
                 bench, kind = make(), new_kind
             path = out / "runs" / exp / f"{key}.csv"
             path.parent.mkdir(parents=True, exist_ok=True)
-            write(path, params, *run_one(bench, exp, params))
+            write(path, params, *run_one(bench, exp, params),
+                  bench.transport_record)
             left -= seconds(exp, params)
         progress(len(todo), len(todo), time.time() - t0, 0)
         print(file=sys.stderr)

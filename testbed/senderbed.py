@@ -35,6 +35,7 @@ AWAFS_PORT = "p0"
 # room for the PMD's batching.
 ECN_THRESHOLD = 20
 CC_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+WIRE_OVERHEAD = 24      # lib/awafs.h AWAFS_WIRE_OVERHEAD.
 PROOF_INTERVAL_S = 2.0  # Between two reads of the sockets' transport,
 PROOF_POLL_S = 0.05     # ... and until the first connection was seen.
 
@@ -145,6 +146,14 @@ class SenderBed(AgentBed):
         return rows[0], samples[AWAFS_PORT]
 
 
+def carried_bps(stats):
+    """The load a port carried during a run (run_clients()'s counters), in
+    bit/s of wire (frames and AWAFS_WIRE_OVERHEAD each, as its max-rate
+    counts them)."""
+    return ((stats["sent_bytes"] + WIRE_OVERHEAD * stats["sent"]) * 8
+            / stats["seconds"])
+
+
 def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
     """Configures awafs with qos_by_port[PORT] on each PORT of sandbox
     'sb', runs 'clients' -- (host, argv, CSV it writes) -- at once, samples
@@ -155,7 +164,9 @@ def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
     another transport, or if it saw none.  Returns
     the clients' CSV rows and, per port, the thresholds sampled as
     (seconds, [bytes, ...]) and the port's counters at the end
-    {"dropped": packets dropped, "sent": packets sent, "ecn_marks": packets
+    {"dropped": packets dropped, "sent": packets sent, "sent_bytes": their
+    bytes (frames' lengths), "seconds": from the clients' start to the last
+    one's end, "ecn_marks": packets
     marked CE, "held_down": segments kept in their message's queue,
     "tardy_flows" and "tardy_packets": messages that retransmitted and
     their segments sent to queue 0 (trust=switch|verify), "details" and
@@ -198,6 +209,7 @@ def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
             sb.vsctl("clear", "port", port, "qos")
         sb.vsctl("--all", "destroy", "qos")
         raise
+    seconds = time.monotonic() - t0
     # The reports that ride on the connections' last segments (FIN) reach
     # the windows at the next recalculation.
     time.sleep(0.5)
@@ -208,6 +220,9 @@ def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
                                       for q in queues.values()),
                        "sent": sum(int(q.get("tx_packets", 0))
                                    for q in queues.values()),
+                       "sent_bytes": sum(int(q.get("tx_bytes", 0))
+                                         for q in queues.values()),
+                       "seconds": seconds,
                        "ecn_marks": int(details.get("ecn-marks", 0)),
                        "held_down": int(details.get("switch-held-down",
                                                     0)),
