@@ -25,14 +25,15 @@ completions at 80 % load) and 20 s for the data-center workloads (data
 mining completes about one flow per second at 80 % load; W_update
 scaled with the rate would be 25-100 s).  T_schedule stays 200 ms.  Buffer:
 1024 packets; ECN marking threshold and transport: testbed/senderbed.py
-(DCTCP, K = 20 packets, as the thesis runs DCTCP; cubic without ECN as the
-second transport).
+(DCTCP, K = 20 packets, as the thesis runs DCTCP; cubic and BBR without ECN
+as the other transports).
 
 Experiments (the same seed for every scheme of a workload and load):
 
 - micro (§5.3): the micro benchmark with nginx (testbed/micro.py) at loads
   50-90 %, DCTCP: FIFO, static 1 kB, 10 kB and 1000 kB, AWAFS (RefPct 10)
-  from 1 kB, 10 kB and 1000 kB; at 80 % also RefPct 70, and cubic.
+  from 1 kB, 10 kB and 1000 kB; at 80 % also RefPct 70, and cubic and BBR
+  (without ECN).
 - shift (§5.4): data mining, then web search (SHIFT_SECONDS each) at 80 %,
   2, 3 and 4 queues: static thresholds 7 kB, 14 kB, 21 kB (right for data
   mining, wrong for web search; the thesis's InitThr) and AWAFS from them
@@ -223,8 +224,10 @@ def suite():
         for scheme in MICRO_SCHEMES:
             micro("dctcp", load, scheme)
     micro("dctcp", 0.8, "awafs-pct70")
-    for scheme in ["fifo", "static-1000KB", "static-10KB", "awafs-pct10"]:
-        micro("cubic", 0.8, scheme)
+    for transport in ("cubic", "bbr"):
+        for scheme in ["fifo", "static-1000KB", "static-10KB",
+                       "awafs-pct10"]:
+            micro(transport, 0.8, scheme)
 
     for queues in (2, 3, 4):
         for mode in ("static", "adaptive"):
