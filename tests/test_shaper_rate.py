@@ -12,6 +12,7 @@ follows from it."""
 
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -48,7 +49,7 @@ def iperf3(hosts, rate):
         for _ in range(50):
             if h2.run("ss", "-ltnH", "sport", "= :5201").stdout.strip():
                 break
-            h2.run("sleep", "0.1")
+            time.sleep(0.1)
         out = h1.run("iperf3", "-c", h2.addr, "-p", "5201", "-C", "cubic",
                      "-t", str(SECONDS), "-O", str(OMIT), "-J",
                      timeout=SECONDS + OMIT + 60).stdout

@@ -6,6 +6,7 @@ asked for cubic and set nothing would run BBR."""
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -27,7 +28,7 @@ def sizes(tmp_path_factory):
     return path
 
 
-def run(transport_name, sizes):
+def measure_with(transport_name, sizes):
     bench = FlowBench(transport=transport_name)
     try:
         rows, _ = bench.measure({"queues": 2, "mode": "static",
@@ -46,7 +47,7 @@ def run(transport_name, sizes):
 @pytest.mark.parametrize("name", ["cubic", "bbr"])
 def test_a_run_runs_the_congestion_control_it_names(sizes, name):
     allowed = transport.ALLOWED.read_text()
-    record, defaults, stats = run(name, sizes)
+    record, defaults, stats = measure_with(name, sizes)
     assert record["transport"] == name
     assert set(defaults.values()) == {name}
     # The servers (n1..n3, the responses' senders) and the client (n0)
@@ -60,7 +61,7 @@ def test_a_run_runs_the_congestion_control_it_names(sizes, name):
 
 
 def test_dctcp_runs_awafs_dctcp_with_ecn(sizes):
-    record, defaults, stats = run("dctcp", sizes)
+    record, defaults, stats = measure_with("dctcp", sizes)
     assert set(defaults.values()) == {"awafs_dctcp"}
     assert all(set(ccs) == {"awafs_dctcp"}
                for ccs in record["sockets_seen"].values())
@@ -96,12 +97,12 @@ def test_a_socket_on_another_transport_fails_the_run(hosts):
         for _ in range(50):
             if h2.run("ss", "-ltnH", "sport", "= :5301").stdout.strip():
                 break
-            h2.run("sleep", "0.1")
+            time.sleep(0.1)
         client = h1.popen(sys.executable, "-c", code, h2.addr, "bbr")
         for _ in range(50):
             if any(cc for _, _, cc in transport.connections(h1)):
                 break
-            h1.run("sleep", "0.1")
+            time.sleep(0.1)
         conns = transport.connections(h1)
         assert [cc for _, peer, cc in conns
                 if peer.endswith(":5301")] == ["bbr"]
