@@ -449,6 +449,25 @@ test_token_bucket_refill_is_exact(void **state)
     }
 }
 
+/* The largest refill below 'full_ticks' (the biggest bucket, all its debt,
+ * 100 Gbit/s on an 8 GHz clock) stays within 64 bits: one tick before the
+ * bucket is full it holds all but about that tick's bytes. */
+static void
+test_token_bucket_largest_refill(void **state)
+{
+    const uint64_t rate = 100000000000ULL / 8, hz = 8000000000ULL;
+    struct awafs_tb tb;
+    int64_t budget;
+
+    (void) state;
+    awafs_tb_init(&tb, rate, AWAFS_TB_MAX_BURST, hz, 0);
+    awafs_tb_consume(&tb, AWAFS_TB_MAX_BURST + AWAFS_TB_MAX_DEBT);
+    budget = awafs_tb_budget(&tb, tb.full_ticks - 1);
+    assert_true(budget <= (int64_t) AWAFS_TB_MAX_BURST);
+    assert_true(budget >= (int64_t) AWAFS_TB_MAX_BURST
+                          - (int64_t) (2 * rate / hz + 2));
+}
+
 /* A port shaped to 100 Mbit/s and always backlogged sends, in a second,
  * the frames its wire rate allows: each frame costs its length and
  * AWAFS_WIRE_OVERHEAD, for 64-byte frames (142,045 a second: a wire rate
@@ -605,6 +624,7 @@ AWAFS_UNIT_MAIN(sched)
         cmocka_unit_test(test_create_limits),
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_token_bucket_refill_is_exact),
+        cmocka_unit_test(test_token_bucket_largest_refill),
         cmocka_unit_test(test_shaper_charges_wire_overhead),
         cmocka_unit_test(test_ecn_marking),
         cmocka_unit_test(test_ecn_modes_after_drop),
