@@ -79,7 +79,9 @@ class Allowed:
             if cc not in have:
                 raise TransportError(
                     f"congestion control {cc!r} is not available in this "
-                    f"kernel (available: {' '.join(have)})")
+                    f"kernel (available: {' '.join(have)}; a kernel that "
+                    f"builds it as a module needs 'modprobe tcp_{cc}', the "
+                    f"host agent's need 'awafs-host dctcp register')")
         allowed = ALLOWED.read_text().split()
         missing = [cc for cc in ccs if cc not in allowed]
         if missing:
