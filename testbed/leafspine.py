@@ -35,9 +35,6 @@ class LeafSpineBed(AgentBed):
             leaves=LEAVES, spines=SPINES, per_leaf=PER_LEAF), "dctcp",
             static_arp=True)
 
-    def receiving(self):
-        return self.net.hosts
-
     def start_servers(self):
         return [FlowgenServer(h, self.www / f"server-{h.index}.csv", False,
                               self.cg) for h in self.net.hosts]

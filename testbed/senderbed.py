@@ -52,8 +52,8 @@ class AgentBed:
     the agent selects it for the cgroup's connections (with 'mcp', its
     servers' awafs_mcp; the agent's awafs_dctcp and awafs_mcp are
     registered unless they were).  'agent_args': more arguments of
-    'awafs-host attach' (--karuna).  Subclasses say which hosts receive and
-    start the servers (start_servers()).  After a run, 'transport_record'
+    'awafs-host attach' (--karuna).  Subclasses start the servers
+    (start_servers()).  After a run, 'transport_record'
     says what the sockets ran (Proof.record())."""
 
     def __init__(self, name, topo, transport="cubic", static_arp=False,
@@ -92,9 +92,6 @@ class AgentBed:
             ports.setdefault(s.host.name, set()).add(s.port)
         return Proof(self.transport, self.net.hosts, ports)
 
-    def receiving(self):
-        raise NotImplementedError
-
     def start_servers(self):
         raise NotImplementedError
 
@@ -127,9 +124,6 @@ class SenderBed(AgentBed):
     @property
     def senders(self):
         return [self.net[n] for n in ("n1", "n2", "n3")]
-
-    def receiving(self):
-        return [self.receiver]
 
     def measure(self, qos, client, out, sample_s=0.25):
         """Runs 'client' (argv of a program on n0 that writes the CSV 'out')
