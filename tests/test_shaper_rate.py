@@ -16,9 +16,10 @@ import time
 
 import pytest
 
+from testbed.senderbed import WIRE_OVERHEAD
+
 ETH_HDR = 14
 MTU = 1500
-WIRE_OVERHEAD = 24      # lib/awafs.h AWAFS_WIRE_OVERHEAD.
 SECONDS = 5
 OMIT = 1                # Slow start: not measured.
 TOLERANCE = 0.03
