@@ -4,14 +4,23 @@ The thesis's micro benchmark (testbed/micro.py) in about two minutes: a
 sandboxed patched OVS-DPDK switch, four Mininet hosts, nginx on three of
 them with the AWAFS host agent (long flows from n1 and n3, short ones from
 n2), and a client on n0 that fetches 10 kB files (80 %) and 1000 kB files
-(20 %) over HTTP/1.1 at 55 % of the 100 Mbit/s awafs port toward it.  The
-same traffic runs three times: one queue (FIFO), two queues with a static
-threshold of 1000 kB (the wrong one for this workload), and AWAFS starting
-from that same 1000 kB and learning its threshold from the completed
-responses.  The demo prints the flow completion times of each, how the
-threshold converged, and writes a plot.
-"""
+(20 %) over HTTP/1.1 at 55 Mbit/s toward the awafs port shaped to
+100 Mbit/s (a wire rate).  The same traffic runs three times: one queue
+(FIFO), two queues with a static threshold of 1000 kB (the wrong one for
+this workload), and AWAFS starting from that same 1000 kB and learning its
+threshold from the completed responses.  The regime is the thesis's, as
+`make eval` runs it: DCTCP on every host (the agent's awafs_dctcp) with ECN
+marking at the port.  The demo prints the regime (transport as the sockets
+ran it, ECN, buffer, the load the port carried), the flow completion times
+of each scheme, how the threshold converged, and writes a plot.
 
+    python3 demo/awafs_demo.py [--transport cubic|bbr|dctcp]
+
+--transport cubic (or bbr) runs the same without ECN: with one shared
+1024-packet buffer, FIFO's short flows then wait behind a standing queue
+(bufferbloat), a baseline the scheduler's gain must not be read against.
+"""
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -71,12 +80,33 @@ def converged_at(thresholds):
     return None
 
 
-def main():
+def regime(results):
+    """Lines that say what ran: transport, ECN, buffer, rates, load."""
+    t = results[0].transport
+    details = results[0].port["details"]
+    cc = sorted({cc for host in t["sockets_seen"].values() for cc in host})
+    ecn = (f"on, CE above {details['ecn-threshold']} packets queued at the "
+           "port" if details["ecn-threshold"] != "0" else "off")
+    return [f"  transport      {t['transport']} (the sockets ran: "
+            f"{', '.join(cc)}; read back with ss -ti during each run)",
+            f"  ECN            {ecn}",
+            f"  buffer         {details['buffer']} packets, all queues "
+            "together",
+            f"  port           max-rate {int(details['max-rate']) / 1e6:.0f} "
+            "Mbit/s of wire (frames + 24 B each)",
+            f"  offered load   {LOAD / 1e6:.0f} Mbit/s of HTTP responses"]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--transport", default="dctcp",
+                    help="dctcp (ECN at the port, default), cubic or bbr")
+    args = ap.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("make demo needs root (DPDK hugepages, namespaces, BPF)")
-    print(__doc__.split("\n\n", 1)[1])
-    print("Starting the switch, the hosts and nginx...", flush=True)
-    bench = MicroBench()
+    print(__doc__.split("\n\n", 1)[1].split("\n\n    python3")[0])
+    print("\nStarting the switch, the hosts and nginx...", flush=True)
+    bench = MicroBench(args.transport)
     results = []
     try:
         for name, label in SCHEMES:
@@ -85,15 +115,19 @@ def main():
     finally:
         bench.close()
 
+    print("\nRegime:")
+    print("\n".join(regime(results)))
     print(f"\nFlow completion times ({FLOWS} flows, 80 % {SHORT // 1000} kB "
-          f"/ 20 % {LONG // 1000} kB, {LOAD / 1e6:.0f} Mbit/s offered on "
-          "a 100 Mbit/s port):\n")
-    print(f"  {'scheme':40} {'short mean':>11} {'short p99':>10} "
-          f"{'long mean':>10}")
+          f"/ 20 % {LONG // 1000} kB), and what the port carried:\n")
+    print(f"  {'scheme':38} {'short mean':>11} {'short p99':>10} "
+          f"{'long mean':>10} {'carried':>13} {'drops':>6} {'CE marks':>9}")
     for r, (_, label) in zip(results, SCHEMES):
         s = r.summary()
-        print(f"  {label:40} {s['short_mean']:8.2f} ms {s['short_p99']:7.1f}"
-              f" ms {s['long_mean']:7.0f} ms")
+        print(f"  {label:38} {s['short_mean']:8.2f} ms {s['short_p99']:7.1f}"
+              f" ms {s['long_mean']:7.0f} ms {r.carried_bps() / 1e6:6.1f} "
+              f"Mbit/s {r.port['dropped']:6} {r.port['ecn_marks']:9}")
+    print("  (carried: wire bit/s the port sent, from the start of the run "
+          "to its last flow's end)")
     awafs = results[-1]
     at = converged_at(awafs.thresholds)
     final = awafs.summary()["thr_median"]
@@ -108,4 +142,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

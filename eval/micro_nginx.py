@@ -2,7 +2,7 @@
 times through the patched switch under FIFO, static and adaptive MLFQ.
 
     python3 eval/micro_nginx.py [--flows N] [--load BPS] [--rate BPS]
-                                [--seed S] [--out DIR]
+                                [--seed S] [--transport T] [--out DIR]
 
 Set-up: testbed/micro.py (nginx on two senders with the host agent, the
 load generator on the receiver, the awafs port toward it shaped to --rate,
@@ -11,7 +11,10 @@ one threshold), static MLFQ with the matched threshold (10 kB) and a
 mismatched one (1000 kB), and adaptive AWAFS from 1000 kB with the thesis's
 RefPct (10) and with another percentile (70).
 
-Writes DIR/micro-nginx.csv (one row per flow and scheme) and prints a
+Transport (testbed/transport.py): cubic unless --transport says another.
+
+Writes DIR/micro-nginx.csv (one row per flow and scheme, with the transport
+its sockets ran) and prints a
 markdown table: mean and p99 FCT of short and long flows, and the
 threshold sampled while each scheme ran."""
 
@@ -36,12 +39,13 @@ def main(argv):
     ap.add_argument("--load", type=float, default=55e6)
     ap.add_argument("--rate", type=int, default=100000000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--transport", default="cubic")
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
     args = ap.parse_args(argv)
     outdir = Path(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
 
-    bench = MicroBench()
+    bench = MicroBench(args.transport)
     results = []
     try:
         for name in SCHEMES:
@@ -57,7 +61,8 @@ def main(argv):
     print(f"micro benchmark through nginx: {args.flows} flows, 80 % "
           f"{SHORT // 1000} kB / 20 % {LONG // 1000} kB, offered "
           f"{args.load / 1e6:.0f} Mbit/s, port shaped to "
-          f"{args.rate / 1e6:.0f} Mbit/s, seed {args.seed}, cubic\n")
+          f"{args.rate / 1e6:.0f} Mbit/s, seed {args.seed}, "
+          f"{results[0].transport['server_cc']}\n")
     print(markdown_table(results))
 
 

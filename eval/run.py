@@ -11,8 +11,9 @@ CSVs.  --match TEXT runs only the runs whose name contains TEXT (e.g.
 load80).  --scale F runs F times the flows of each run (at least 20), for a
 quick look; give it its own --out, as its results are not the suite's.
 
-Every run writes, beside its flows' CSV: RUN.json (its parameters and the
-awafs ports' drop and ECN-mark counters) and RUN.thr.csv (the thresholds of
+Every run writes, beside its flows' CSV: RUN.json (its parameters, the
+awafs ports' drop and ECN-mark counters, and its transport as its sockets
+showed it: testbed/transport.py) and RUN.thr.csv (the thresholds of
 its awafs ports, sampled while it ran).
 
 Scaling.  The bottleneck of every experiment is an awafs egress port shaped
@@ -24,14 +25,15 @@ completions at 80 % load) and 20 s for the data-center workloads (data
 mining completes about one flow per second at 80 % load; W_update
 scaled with the rate would be 25-100 s).  T_schedule stays 200 ms.  Buffer:
 1024 packets; ECN marking threshold and transport: testbed/senderbed.py
-(DCTCP, K = 20 packets, as the thesis runs DCTCP; cubic without ECN as the
-second transport).
+(DCTCP, K = 20 packets, as the thesis runs DCTCP; cubic and BBR without ECN
+as the other transports).
 
 Experiments (the same seed for every scheme of a workload and load):
 
 - micro (§5.3): the micro benchmark with nginx (testbed/micro.py) at loads
   50-90 %, DCTCP: FIFO, static 1 kB, 10 kB and 1000 kB, AWAFS (RefPct 10)
-  from 1 kB, 10 kB and 1000 kB; at 80 % also RefPct 70, and cubic.
+  from 1 kB, 10 kB and 1000 kB; at 80 % also RefPct 70, and cubic and BBR
+  (without ECN).
 - shift (§5.4): data mining, then web search (SHIFT_SECONDS each) at 80 %,
   2, 3 and 4 queues: static thresholds 7 kB, 14 kB, 21 kB (right for data
   mining, wrong for web search; the thesis's InitThr) and AWAFS from them
@@ -222,8 +224,10 @@ def suite():
         for scheme in MICRO_SCHEMES:
             micro("dctcp", load, scheme)
     micro("dctcp", 0.8, "awafs-pct70")
-    for scheme in ["fifo", "static-1000KB", "static-10KB", "awafs-pct10"]:
-        micro("cubic", 0.8, scheme)
+    for transport in ("cubic", "bbr"):
+        for scheme in ["fifo", "static-1000KB", "static-10KB",
+                       "awafs-pct10"]:
+            micro(transport, 0.8, scheme)
 
     for queues in (2, 3, 4):
         for mode in ("static", "adaptive"):
@@ -361,10 +365,15 @@ def run_one(bench, exp, params):
     return rows, {"p0": thresholds}, {"p0": bench.port_stats}
 
 
-def write(out, params, rows, thresholds, stats):
+def write(out, params, rows, thresholds, stats, transport=None):
     """The run's parameters and thresholds beside its flows' CSV 'out'; the
-    flows' CSV last, so that an interrupted run leaves no result."""
+    flows' CSV last, so that an interrupted run leaves no result.
+    'transport': what its sockets ran (testbed/transport.py Proof.record()),
+    under "transport_proof"."""
     meta = {**params, "ports": stats}
+    if transport:
+        meta["transport"] = transport["transport"]
+        meta["transport_proof"] = transport
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1,
                                                    default=str))
     with open(out.with_suffix(".thr.csv"), "w", newline="") as f:
@@ -405,7 +414,8 @@ def run_all(todo, out):
                 bench, kind = make(), new_kind
             path = out / "runs" / exp / f"{key}.csv"
             path.parent.mkdir(parents=True, exist_ok=True)
-            write(path, params, *run_one(bench, exp, params))
+            write(path, params, *run_one(bench, exp, params),
+                  bench.transport_record)
             left -= seconds(exp, params)
         progress(len(todo), len(todo), time.time() - t0, 0)
         print(file=sys.stderr)

@@ -251,7 +251,7 @@ awafs_sched_send_direct(struct awafs_sched *s, const uint8_t *queues,
         s->q[q].c.tx_bytes += lens[i];
         bytes += lens[i];
     }
-    *sent_bytes = bytes;
+    *sent_bytes = bytes + (uint64_t) n_sent * AWAFS_WIRE_OVERHEAD;
     if (n_sent == n) {
         return 0;
     }
@@ -290,7 +290,7 @@ peek_queue(struct awafs_sched *s, uint32_t q, uint32_t skip, bool aged,
         if (aged && (uint32_t) (now - slot->ts) <= s->max_wait) {
             break;
         }
-        budget -= slot->len;
+        budget -= slot->len + AWAFS_WIRE_OVERHEAD;
         bytes += slot->len;
         marks += slot->ce;
         pkts[n++] = slot->pkt;
@@ -394,7 +394,8 @@ awafs_sched_commit(struct awafs_sched *s, size_t n)
         const struct sched_run *run = &s->runs[i];
         uint32_t k = run->n < n ? run->n : n;
 
-        bytes += remove_head(s, run->q, k, true, run);
+        bytes += remove_head(s, run->q, k, true, run)
+                 + (uint64_t) k * AWAFS_WIRE_OVERHEAD;
         n -= k;
     }
     s->n_runs = 0;
@@ -460,8 +461,6 @@ awafs_sched_get_queue_stats(const struct awafs_sched *s, unsigned int q,
 
 /* ---- Token bucket ---- */
 
-#define MIN_I64(a, b) ((a) < (b) ? (a) : (b))
-
 void
 awafs_tb_init(struct awafs_tb *tb, uint64_t rate_bytes, uint64_t burst,
               uint64_t hz, uint64_t now)
@@ -471,6 +470,7 @@ awafs_tb_init(struct awafs_tb *tb, uint64_t rate_bytes, uint64_t burst,
     tb->hz = hz ? hz : 1;
     tb->tokens = tb->burst;
     tb->last = now;
+    tb->frac = 0;
     /* Once per configuration, so floating point is fine here. */
     tb->full_ticks = rate_bytes
                      ? (uint64_t) ((double) tb->hz
@@ -479,29 +479,43 @@ awafs_tb_init(struct awafs_tb *tb, uint64_t rate_bytes, uint64_t burst,
                      : 0;
 }
 
+/* Fills the bucket to 'burst', dropping the fraction of a byte that only
+ * counts while the bucket is not full. */
+static void
+tb_fill(struct awafs_tb *tb)
+{
+    tb->tokens = tb->burst;
+    tb->frac = 0;
+}
+
 int64_t
 awafs_tb_budget(struct awafs_tb *tb, uint64_t now)
 {
-    uint64_t added;
-
     if (!tb->rate) {
         return INT64_MAX;
     }
     if (now > tb->last) {
-        /* Past 'full_ticks' the bucket is full whatever its debt. */
         uint64_t ticks = now - tb->last;
 
-        if (ticks > tb->full_ticks) {
-            ticks = tb->full_ticks;
-        }
-        added = ticks * tb->rate / tb->hz;
-        /* Advance 'last' only when whole bytes were added, so slow rates
-         * and frequent calls do not lose the fractions. */
-        if (added) {
-            tb->tokens = added >= tb->burst ? (int64_t) tb->burst
-                         : MIN_I64(tb->tokens + (int64_t) added,
-                                   (int64_t) tb->burst);
-            tb->last = now;
+        tb->last = now;
+        if (ticks >= tb->full_ticks) {
+            /* Past 'full_ticks' the bucket is full whatever its debt. */
+            tb_fill(tb);
+        } else {
+            /* Credit in 1/hz bytes: below 'full_ticks', ticks x rate is at
+             * most hz x (burst + AWAFS_TB_MAX_DEBT) + rate, and 'frac' is
+             * below hz, so the sum stays within 64 bits.  What is left below
+             * one byte stays in 'frac', so that frequent refills lose
+             * nothing. */
+            uint64_t credit = ticks * tb->rate + tb->frac;
+            uint64_t added = credit / tb->hz;
+
+            tb->frac = credit - added * tb->hz;
+            if (added >= (uint64_t) (tb->burst - tb->tokens)) {
+                tb_fill(tb);
+            } else {
+                tb->tokens += (int64_t) added;
+            }
         }
     }
     return tb->tokens;

@@ -294,7 +294,8 @@ size_t awafs_sched_enqueue_burst(struct awafs_sched *, const uint8_t *queues,
  * (arguments as for awafs_sched_enqueue_burst()), the first 'n_sent' were
  * sent, counted by their queues as sent without waiting, and the rest is
  * queued in priority order as awafs_sched_enqueue_burst() does, whose result
- * this returns.  Returns in '*sent_bytes' the bytes sent. */
+ * this returns.  Returns in '*sent_bytes' the bytes to charge the shaper for
+ * those sent, as awafs_sched_commit() does. */
 size_t awafs_sched_send_direct(struct awafs_sched *, const uint8_t *queues,
                                void **pkts, const uint32_t *lens,
                                uint8_t *ecn, size_t n, size_t n_sent,
@@ -303,11 +304,12 @@ size_t awafs_sched_send_direct(struct awafs_sched *, const uint8_t *queues,
 /* Copies up to 'max' packets in strict priority order, FIFO within a queue,
  * into 'pkts' without removing them; the guard's aged packets first.  Stops
  * when 'byte_budget' is spent (a packet may start while any budget is
- * left). */
+ * left), each packet costing its length and AWAFS_WIRE_OVERHEAD. */
 size_t awafs_sched_peek(struct awafs_sched *, void **pkts, size_t max,
                         int64_t byte_budget, uint32_t now);
 /* Removes the first 'n' packets the last awafs_sched_peek() returned (those
- * that were sent) and returns their bytes. */
+ * that were sent) and returns the bytes to charge the shaper: their lengths
+ * and AWAFS_WIRE_OVERHEAD for each (the queues count only the lengths). */
 uint64_t awafs_sched_commit(struct awafs_sched *, size_t n);
 /* Removes up to 'max' queued packets into 'pkts', for the caller to free,
  * counting them as flushed.  Returns how many. */
@@ -317,14 +319,22 @@ uint32_t awafs_sched_backlog(const struct awafs_sched *);
 void awafs_sched_get_queue_stats(const struct awafs_sched *, unsigned int q,
                                  struct awafs_queue_stats *);
 
+/* Bytes a frame occupies on an Ethernet wire beyond its length as the NIC
+ * counts it (without FCS): preamble and start delimiter 8, inter-frame gap
+ * 12, FCS 4.  The shaper charges it for every frame, so that a rate is a
+ * wire rate; byte counters shown to users leave it out. */
+#define AWAFS_WIRE_OVERHEAD 24
+
 /* Token bucket in bytes, on any clock of 'hz' ticks per second (the
- * datapath uses the TSC).  rate 0 means unlimited. */
+ * datapath uses the TSC).  rate 0 means unlimited.  The refill is exact:
+ * what a refill adds below one byte is kept for the next. */
 struct awafs_tb {
     uint64_t rate;          /* Bytes per second. */
     uint64_t burst;         /* Bytes, at most AWAFS_TB_MAX_BURST. */
     uint64_t hz;
     int64_t tokens;         /* May go one packet below zero. */
     uint64_t last;
+    uint64_t frac;          /* Credit below one byte, in 1/hz bytes. */
     uint64_t full_ticks;    /* Ticks that refill any debt to 'burst'. */
 };
 

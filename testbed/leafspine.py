@@ -12,7 +12,7 @@ workload toward the servers of that workload, which together offer 'load'
 of j's downlink, shared evenly among its senders.  So each downlink sees
 its own mix -- h1 only data mining, the last host only web search -- and a
 static threshold set cannot match every port.  Transport: DCTCP with ECN
-(testbed/senderbed.py), as in the thesis."""
+(testbed/transport.py), as in the thesis."""
 
 from testbed.flowbench import (PORT, FlowgenServer, base_rtt_us,
                                client_argv)
@@ -34,9 +34,6 @@ class LeafSpineBed(AgentBed):
         super().__init__("leafspine", LeafSpineTopo(
             leaves=LEAVES, spines=SPINES, per_leaf=PER_LEAF), "dctcp",
             static_arp=True)
-
-    def receiving(self):
-        return self.net.hosts
 
     def start_servers(self):
         return [FlowgenServer(h, self.www / f"server-{h.index}.csv", False,
@@ -92,8 +89,10 @@ class LeafSpineBed(AgentBed):
         qos_by_port = {port: {**qos, "max-rate": r,
                               "ecn-threshold": ECN_THRESHOLD}
                        for port, r in self.ports(rate).items()}
+        proof = self.proof()
         _, samples, self.port_stats = run_clients(self.sb, qos_by_port,
-                                                  clients, sample_s)
+                                                  clients, sample_s, proof)
+        self.transport_record = proof.record()
         addr_of = {h.addr: h.name for h in hosts}
         rows = []
         for (wl, receiver), (_, _, out) in zip(tags, clients):

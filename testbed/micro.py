@@ -8,13 +8,13 @@ keep-alive connections: 80 % 10 kB files from n2, 20 % 1000 kB files from
 n1 and n3 (10 % each) -- the thesis: long flows from N1 and N3, short ones
 from N2, all to N0.  The bottleneck is the awafs egress port p0 toward n0,
 shaped to 'rate'.  Every scheme sees the same arrivals and sizes for the
-same seed.  Transport: cubic or DCTCP (testbed/senderbed.py)."""
+same seed.  Transport: testbed/transport.py (cubic, bbr, dctcp)."""
 
 import csv
 import statistics
 import sys
 
-from testbed.senderbed import REPO, SenderBed
+from testbed.senderbed import REPO, SenderBed, carried_bps
 from testbed.servers import Nginx
 
 SHORT, LONG = 10000, 1000000
@@ -40,13 +40,21 @@ SCHEMES = {
 
 
 class Result:
-    """One scheme's run: the flows (size, start_s, fct_us) and the port's
-    threshold sampled while it ran, as (seconds from the start, bytes)."""
+    """One scheme's run: the flows (size, start_s, fct_us), the port's
+    threshold sampled while it ran, as (seconds from the start, bytes), the
+    transport its sockets ran (testbed/transport.py Proof.record()) and the
+    port's counters (testbed/senderbed.py run_clients())."""
 
-    def __init__(self, name, rows, thresholds):
+    def __init__(self, name, rows, thresholds, transport=None, port=None):
         self.name = name
         self.rows = rows
         self.thresholds = thresholds
+        self.transport = transport
+        self.port = port
+
+    def carried_bps(self):
+        """The load the port carried, wire bit/s."""
+        return carried_bps(self.port)
 
     def fcts_ms(self, size):
         return [int(r["fct_us"]) / 1000 for r in self.rows
@@ -94,7 +102,8 @@ class MicroBench(SenderBed):
         rows, thresholds = super().measure(
             {**COMMON, **SCHEMES[name], "max-rate": rate}, client, out,
             sample_s)
-        return Result(name, rows, [(t, v[0]) for t, v in thresholds])
+        return Result(name, rows, [(t, v[0]) for t, v in thresholds],
+                      self.transport_record, self.port_stats)
 
 
 def markdown_table(results):
@@ -113,8 +122,8 @@ def markdown_table(results):
 def write_csv(path, results):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["scheme", "size", "start_s", "fct_us"])
+        w.writerow(["scheme", "transport", "size", "start_s", "fct_us"])
         for r in results:
             for row in r.rows:
-                w.writerow([r.name, row["size"], row["start_s"],
-                            row["fct_us"]])
+                w.writerow([r.name, r.transport["transport"], row["size"],
+                            row["start_s"], row["fct_us"]])

@@ -121,7 +121,7 @@ def run_starved(bench, tmp_path, aging):
            "max-rate": RATE, "buffer": 64}
     rows, _, stats = run_clients(bench.sb, {AWAFS_PORT: qos},
                                  [(n0, load, outs[0]), (n0, victim, outs[1])],
-                                 0.5)
+                                 0.5, bench.proof())
     def end(row):
         return float(row["start_s"]) + float(row["fct_us"]) / 1e6
 

@@ -64,7 +64,10 @@ def flows(bench, tmp_path, senders):
                                         1e12, RATE, base, out,
                                         first_id=1000 * (i + 1),
                                         per_flow=True), out))
-    rows, _, stats = run_clients(bench.sb, {AWAFS_PORT: QOS}, clients, 0.5)
+    # The run fails unless the servers' connections run awafs_mcp (or
+    # awafs_dctcp) and the client's awafs_dctcp.
+    rows, _, stats = run_clients(bench.sb, {AWAFS_PORT: QOS}, clients, 0.5,
+                                 bench.proof())
     return [float(r["fct_us"]) / 1e6 for (r,) in rows], stats[AWAFS_PORT]
 
 
