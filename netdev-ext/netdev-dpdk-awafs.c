@@ -66,7 +66,7 @@ VLOG_DEFINE_THIS_MODULE(netdev_dpdk_awafs);
 #define AWAFS_MAX_BUFFER 65536          /* Well below any mempool. */
 #define AWAFS_MAX_RATE 400000000000ULL  /* bit/s. */
 #define AWAFS_MAX_PERIOD_MS 60000
-#define AWAFS_MIN_BURST 3000            /* Bytes, two full frames. */
+#define AWAFS_MIN_BURST (2 * (1518 + AWAFS_WIRE_OVERHEAD)) /* Two frames. */
 #define AWAFS_LINK_BURST_US 50          /* Shaped to the link: its burst. */
 #define AWAFS_HISTORY_LEN 64
 #define AWAFS_SWEEP_ENTRIES 256         /* Flow-table entries per sweep. */
@@ -1573,8 +1573,8 @@ awafs_qos_pin(struct awafs_txq *tq, const struct awafs_qos_params *p,
 }
 
 /* Classifies the 'n' (at most NETDEV_MAX_BURST) packets in 'pkts' into
- * 'tq->batch', under parameters 'p' and thresholds 'thr'.  Returns their
- * bytes. */
+ * 'tq->batch', under parameters 'p' and thresholds 'thr'.  Returns the bytes
+ * the shaper charges for them (with each frame's wire overhead). */
 static uint64_t
 awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
                          const struct awafs_qos_params *p,
@@ -1608,7 +1608,7 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
             b->ip_version[i] = h.ip_version;
         }
         b->lens[i] = rte_pktmbuf_pkt_len(m);
-        bytes += b->lens[i];
+        bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
     }
     return bytes;
 }

@@ -33,8 +33,10 @@ test_strict_priority_and_fifo(void **state)
     assert_ptr_equal(out[3], PKT(3, 0));
     assert_ptr_equal(out[5], PKT(3, 2));
 
-    /* Only what was sent leaves; the rest stays in order. */
-    assert_int_equal(awafs_sched_commit(s, 2), 200);
+    /* Only what was sent leaves; the rest stays in order.  The shaper is
+     * charged each frame's wire overhead too. */
+    assert_int_equal(awafs_sched_commit(s, 2),
+                     2 * (100 + AWAFS_WIRE_OVERHEAD));
     assert_int_equal(awafs_sched_backlog(s), 4);
     /* A later high-priority packet overtakes the queued low ones. */
     assert_null(awafs_sched_enqueue(s, 0, PKT(0, 1), 100));
@@ -61,8 +63,11 @@ test_byte_budget(void **state)
     }
     assert_int_equal(awafs_sched_peek(s, out, 8, 0, 0), 0);
     assert_int_equal(awafs_sched_peek(s, out, 8, 1, 0), 1);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1000, 0), 1);
-    assert_int_equal(awafs_sched_peek(s, out, 8, 1001, 0), 2);
+    /* Each packet costs its length and the wire overhead. */
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1000 + AWAFS_WIRE_OVERHEAD,
+                                      0), 1);
+    assert_int_equal(awafs_sched_peek(s, out, 8, 1001 + AWAFS_WIRE_OVERHEAD,
+                                      0), 2);
     awafs_sched_commit(s, 4);
     awafs_sched_destroy(s);
 }
@@ -290,7 +295,8 @@ test_starvation_guard(void **state)
     assert_ptr_equal(out[5], PKT(2, 2));
     assert_ptr_equal(out[6], PKT(2, 3));
     /* The NIC takes 3: the two aged ones and the first queue-0 packet. */
-    assert_int_equal(awafs_sched_commit(s, 3), 300);
+    assert_int_equal(awafs_sched_commit(s, 3),
+                     3 * (100 + AWAFS_WIRE_OVERHEAD));
     assert_int_equal(awafs_sched_peek(s, out, 32, INT64_MAX, 1200), 4);
     assert_ptr_equal(out[0], PKT(0, 1));
     assert_ptr_equal(out[2], PKT(2, 2));
@@ -412,6 +418,108 @@ test_token_bucket(void **state)
     assert_true(awafs_tb_allows(&tb, 5, UINT64_MAX / 2));
 }
 
+/* Refilled every 100 ticks of a 3 GHz clock for one simulated second,
+ * the bucket adds the rate's bytes to within one byte: nothing below a
+ * byte is lost at any refill, however slow the rate or frequent the
+ * calls. */
+static void
+test_token_bucket_refill_is_exact(void **state)
+{
+    static const uint64_t rates_bits[] = {
+        1000000ULL, 25000000ULL, 100000000ULL, 10000000000ULL,
+        100000000000ULL,
+    };
+    const uint64_t hz = 3000000000ULL;
+
+    (void) state;
+    for (size_t i = 0; i < sizeof rates_bits / sizeof rates_bits[0]; i++) {
+        uint64_t rate = rates_bits[i] / 8;
+        uint64_t burst = rate / 1000 > 3000 ? rate / 1000 : 3000;
+        int64_t credited = 0, budget;
+        struct awafs_tb tb;
+
+        awafs_tb_init(&tb, rate, burst, hz, 0);
+        /* Start empty, then spend every refill as it comes, as a sender
+         * that always has something queued does. */
+        awafs_tb_consume(&tb, burst);
+        for (uint64_t t = 100; t <= hz; t += 100) {
+            budget = awafs_tb_budget(&tb, t);
+            if (budget > 0) {
+                credited += budget;
+                awafs_tb_consume(&tb, budget);
+            }
+        }
+        /* Within 0.5 % as a bound, and in fact to the byte. */
+        assert_true(llabs(credited - (int64_t) rate) <= (int64_t) rate / 200);
+        assert_true(llabs(credited - (int64_t) rate) <= 1);
+    }
+}
+
+/* The largest refill below 'full_ticks' (the biggest bucket, all its debt,
+ * 100 Gbit/s on an 8 GHz clock) stays within 64 bits: one tick before the
+ * bucket is full it holds all but about that tick's bytes. */
+static void
+test_token_bucket_largest_refill(void **state)
+{
+    const uint64_t rate = 100000000000ULL / 8, hz = 8000000000ULL;
+    struct awafs_tb tb;
+    int64_t budget;
+
+    (void) state;
+    awafs_tb_init(&tb, rate, AWAFS_TB_MAX_BURST, hz, 0);
+    awafs_tb_consume(&tb, AWAFS_TB_MAX_BURST + AWAFS_TB_MAX_DEBT);
+    budget = awafs_tb_budget(&tb, tb.full_ticks - 1);
+    assert_true(budget <= (int64_t) AWAFS_TB_MAX_BURST);
+    assert_true(budget >= (int64_t) AWAFS_TB_MAX_BURST
+                          - (int64_t) (2 * rate / hz + 2));
+}
+
+/* A port shaped to 100 Mbit/s and always backlogged sends, in a second,
+ * the frames its wire rate allows: each frame costs its length and
+ * AWAFS_WIRE_OVERHEAD, for 64-byte frames (142,045 a second: a wire rate
+ * the lengths alone would exceed by 37 %) as for 1518-byte ones.  The
+ * queues count the lengths alone. */
+static void
+test_shaper_charges_wire_overhead(void **state)
+{
+    static const uint32_t frame_lens[] = { 64, 1518 };
+    const uint64_t rate = 100000000 / 8, hz = 1000000000;
+
+    (void) state;
+    for (size_t i = 0; i < sizeof frame_lens / sizeof frame_lens[0]; i++) {
+        uint32_t len = frame_lens[i];
+        struct awafs_sched *s = awafs_sched_create(2, 64);
+        uint64_t frames = 0, charged = 0, expected;
+        struct awafs_queue_stats st;
+        struct awafs_tb tb;
+        void *out[32];
+
+        awafs_tb_init(&tb, rate, 3000, hz, 0);
+        /* One 'tick' a microsecond, as a PMD loop would poll. */
+        for (uint64_t t = 1000; t <= hz; t += 1000) {
+            uint64_t bytes;
+            size_t n;
+
+            while (awafs_sched_backlog(s) < 32) {
+                awafs_sched_enqueue(s, 0, PKT(0, 0), len);
+            }
+            n = awafs_sched_peek(s, out, 32, awafs_tb_budget(&tb, t), 0);
+            bytes = awafs_sched_commit(s, n);
+            awafs_tb_consume(&tb, bytes);
+            charged += bytes;
+            frames += n;
+        }
+        expected = rate / (len + AWAFS_WIRE_OVERHEAD);
+        assert_true(frames * 1000 >= expected * 995);
+        assert_true(frames * 1000 <= expected * 1005);
+        assert_int_equal(charged, frames * (len + AWAFS_WIRE_OVERHEAD));
+        awafs_sched_get_queue_stats(s, 0, &st);
+        assert_int_equal(st.tx_packets, frames);
+        assert_int_equal(st.tx_bytes, frames * len);
+        awafs_sched_destroy(s);
+    }
+}
+
 static void
 test_ecn_marking(void **state)
 {
@@ -482,7 +590,7 @@ test_send_direct(void **state)
     /* All taken: nothing queued. */
     assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL, 5,
                                              5, 0, victims, &bytes), 0);
-    assert_int_equal(bytes, 1500);
+    assert_int_equal(bytes, 1500 + 5 * AWAFS_WIRE_OVERHEAD);
     assert_int_equal(awafs_sched_backlog(s), 0);
     awafs_sched_get_queue_stats(s, 3, &st);
     assert_int_equal(st.tx_packets, 2);
@@ -493,7 +601,7 @@ test_send_direct(void **state)
     /* Two taken; of the three left the buffer (3) holds all. */
     assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL, 5,
                                              2, 10, victims, &bytes), 0);
-    assert_int_equal(bytes, 300);
+    assert_int_equal(bytes, 300 + 2 * AWAFS_WIRE_OVERHEAD);
     assert_int_equal(awafs_sched_backlog(s), 3);
     /* Full: the newest of the lowest queue makes room. */
     assert_ptr_equal(awafs_sched_enqueue(s, 0, PKT(0, 1), 50), PKT(3, 1));
@@ -521,6 +629,9 @@ AWAFS_UNIT_MAIN(sched)
         cmocka_unit_test(test_burst_equals_single),
         cmocka_unit_test(test_create_limits),
         cmocka_unit_test(test_token_bucket),
+        cmocka_unit_test(test_token_bucket_refill_is_exact),
+        cmocka_unit_test(test_token_bucket_largest_refill),
+        cmocka_unit_test(test_shaper_charges_wire_overhead),
         cmocka_unit_test(test_ecn_marking),
         cmocka_unit_test(test_ecn_modes_after_drop),
         cmocka_unit_test(test_starvation_guard),
