@@ -40,7 +40,7 @@ awafs_test_rand(void)
     x ^= x >> 17;
     x ^= x << 5;
     awafs_test_rand_state = x;
-    return x >> 1;              /* As rand(): 31 bits. */
+    return x >> 1;              /* 31 bits, as the C library's. */
 }
 
 #ifdef HAVE_CONFIG_H
