@@ -246,7 +246,10 @@ def test_shaped_port_sends_its_max_rate_of_wire(size):
     """A port shaped to 'max-rate' under a flood (a net_null source, one
     PMD) sends frames at max-rate on the wire, each frame charged its 24
     bytes of preamble, inter-frame gap and FCS: within 2 % over 2 s, for
-    minimum-size and full-size frames."""
+    minimum-size and full-size frames.  A PMD that another process
+    preempts for longer than the bucket's 1 ms burst loses rate, never
+    gains it: so no measurement may be over, and the best of three within
+    2 % under."""
     import re
     import time
 
@@ -264,8 +267,13 @@ def test_shaped_port_sends_its_max_rate_of_wire(size):
                 time.monotonic()
 
         assert wait_until(lambda: sent()[0] > 1000, 10)
-        n0, t0 = sent()
-        time.sleep(2)
-        n1, t1 = sent()
-    expected = rate / 8 / (size + 24) * (t1 - t0)
-    assert abs((n1 - n0) / expected - 1) <= 0.02, (n1 - n0, expected)
+        shares = []
+        for _ in range(3):
+            n0, t0 = sent()
+            time.sleep(2)
+            n1, t1 = sent()
+            shares.append((n1 - n0) / (rate / 8 / (size + 24) * (t1 - t0)))
+            assert shares[-1] <= 1.02, shares
+            if shares[-1] >= 0.98:
+                break
+    assert max(shares) >= 0.98, shares
