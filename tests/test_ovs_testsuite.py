@@ -42,8 +42,9 @@ def test_ovs_testsuite_for_patched_areas():
 
 
 def test_core_unit_tests_through_ovstest():
-    """The core's cmocka tests, built into OVS's ovstest (patch 0036):
-    one testsuite case per module, none skipped (cmocka was found)."""
+    """The core's unit tests, built into OVS's ovstest without cmocka
+    (tests/unit/awafs-unit.h stands in for it there): one testsuite case
+    per module, none skipped."""
     text = run_testsuite("check", "-k awafs-unit", "ovs-unit-testsuite.log",
                          9, 600)
     assert "awafs core - strict-priority queues" in text

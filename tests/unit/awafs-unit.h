@@ -16,7 +16,103 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#ifndef HAVE_CONFIG_H
 #include <cmocka.h>
+#else
+/* Inside Open vSwitch's tree the tests run in OVS's own testsuite through
+ * ovstest, as OVS's tests/test-*.c do, without cmocka: this is the part of
+ * cmocka's interface that they use.  A failed assertion prints where and
+ * why and ends that test; the group returns the number of tests that
+ * failed. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+struct CMUnitTest {
+    const char *name;
+    void (*test_func)(void **state);
+};
+
+#define cmocka_unit_test(F) { #F, F }
+
+static jmp_buf awafs_unit_failed;
+
+static inline void
+awafs_unit_fail(const char *file, int line, const char *format, ...)
+{
+    va_list args;
+
+    fprintf(stderr, "%s:%d: ", file, line);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputc('\n', stderr);
+    longjmp(awafs_unit_failed, 1);
+}
+
+/* Integer assertions compare as cmocka does, as uintmax_t. */
+static inline void
+awafs_unit_ints(bool want_equal, uintmax_t a, uintmax_t b, const char *what,
+                const char *file, int line)
+{
+    if ((a == b) != want_equal) {
+        awafs_unit_fail(file, line, "%s (%#"PRIxMAX", %#"PRIxMAX")", what,
+                        a, b);
+    }
+}
+
+static inline void
+awafs_unit_range(uintmax_t v, uintmax_t min, uintmax_t max, const char *what,
+                 const char *file, int line)
+{
+    if (v < min || v > max) {
+        awafs_unit_fail(file, line, "%s (%#"PRIxMAX")", what, v);
+    }
+}
+
+static inline int
+awafs_unit_run(const struct CMUnitTest *tests, size_t n)
+{
+    int failed = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        void *state = NULL;
+
+        if (!setjmp(awafs_unit_failed)) {
+            tests[i].test_func(&state);
+            printf("[       OK ] %s\n", tests[i].name);
+        } else {
+            printf("[  FAILED  ] %s\n", tests[i].name);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+#define assert_true(C) \
+    ((C) ? (void) 0 : awafs_unit_fail(__FILE__, __LINE__, "%s", #C))
+#define assert_false(C) \
+    ((C) ? awafs_unit_fail(__FILE__, __LINE__, "!(%s)", #C) : (void) 0)
+#define assert_int_equal(A, B) \
+    awafs_unit_ints(true, A, B, #A " == " #B, __FILE__, __LINE__)
+#define assert_int_not_equal(A, B) \
+    awafs_unit_ints(false, A, B, #A " != " #B, __FILE__, __LINE__)
+#define assert_in_range(V, MIN, MAX) \
+    awafs_unit_range(V, MIN, MAX, #MIN " <= " #V " <= " #MAX, __FILE__, \
+                     __LINE__)
+#define assert_ptr_equal(A, B) \
+    assert_true((const void *) (A) == (const void *) (B))
+#define assert_ptr_not_equal(A, B) \
+    assert_true((const void *) (A) != (const void *) (B))
+#define assert_null(P) assert_true((P) == NULL)
+#define assert_non_null(P) assert_true((P) != NULL)
+#define assert_string_equal(A, B) assert_true(!strcmp(A, B))
+#define assert_memory_equal(A, B, N) assert_true(!memcmp(A, B, N))
+#define fail_msg(...) awafs_unit_fail(__FILE__, __LINE__, __VA_ARGS__)
+#define cmocka_run_group_tests(TESTS, SETUP, TEARDOWN) \
+    awafs_unit_run(TESTS, sizeof (TESTS) / sizeof (TESTS)[0])
+#endif
 
 #include "awafs.h"
 
