@@ -71,21 +71,29 @@ awafs_unit_range(uintmax_t v, uintmax_t min, uintmax_t max, const char *what,
     }
 }
 
+/* Runs 'test'; false if an assertion failed. */
+static inline bool
+awafs_unit_run_one(const struct CMUnitTest *test)
+{
+    void *state = NULL;
+
+    if (setjmp(awafs_unit_failed)) {
+        return false;
+    }
+    test->test_func(&state);
+    return true;
+}
+
 static inline int
 awafs_unit_run(const struct CMUnitTest *tests, size_t n)
 {
     int failed = 0;
 
     for (size_t i = 0; i < n; i++) {
-        void *state = NULL;
+        bool ok = awafs_unit_run_one(&tests[i]);
 
-        if (!setjmp(awafs_unit_failed)) {
-            tests[i].test_func(&state);
-            printf("[       OK ] %s\n", tests[i].name);
-        } else {
-            printf("[  FAILED  ] %s\n", tests[i].name);
-            failed++;
-        }
+        printf("[ %s ] %s\n", ok ? "     OK " : " FAILED ", tests[i].name);
+        failed += !ok;
     }
     return failed;
 }
