@@ -3,8 +3,10 @@ OVS-DPDK bridge as net_af_packet ports p0 (ingress) and p1 (egress), with
 one flow sending TCP from p0 to p1.  Frames are injected on awi0p and
 captured on awo0p."""
 
+import os
 import re
 import time
+from contextlib import contextmanager
 
 from testbed.ovs_sandbox import OvsSandbox
 from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
@@ -103,3 +105,35 @@ class Switch:
                      timeout)
         time.sleep(0.3)                 # Anything late or extra.
         return [parse_frame(f) for _, f in cap.stop()]
+
+
+@contextmanager
+def two_pmds_to(add_output):
+    """A sandboxed switch (on AWAFS_TEST_VSWITCHD if set) whose two PMD
+    threads (both cores) each poll one ingress port (veths awi0 and awi1,
+    OpenFlow ports 1 and 3) and send its TCP frames, and only those, to
+    OpenFlow port 2, which 'add_output(sb)' adds.  Yields (sb, raw sockets
+    on the two veths' host ends)."""
+    vswitchd = os.environ.get("AWAFS_TEST_VSWITCHD")
+    vin = [VethPair("awi0"), VethPair("awi1")]
+    srcs = []
+    try:
+        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=vswitchd) as sb:
+            sb.add_bridge()
+            for i, v in enumerate(vin):
+                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
+                sb.vsctl("set", "interface", f"p{i}",
+                         f"other_config:pmd-rxq-affinity=0:{i}")
+            add_output(sb)
+            # Only the test's frames: the default NORMAL rule would also
+            # flood other frames seen on the veths.
+            sb.ofctl("del-flows", "br0")
+            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
+            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
+            srcs = [RawPort(v.host) for v in vin]
+            yield sb, srcs
+    finally:
+        for src in srcs:
+            src.close()
+        for v in vin:
+            v.delete()

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from testbed.ovs_sandbox import OvsSandbox
-from testbed.switch import wait_until
+from testbed.switch import two_pmds_to, wait_until
 from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
                              tcp_frame)
 
@@ -25,28 +25,15 @@ def test_two_pmds_keep_flow_order_and_priorities():
     to one shaped AWAFS port: low-priority flows from one, high-priority
     flows from the other.  Nothing is lost or duplicated, no flow is
     reordered, and the high-priority frames overtake the queued low ones."""
-    vin = [VethPair("awi0"), VethPair("awi1")]
     vout = VethPair("awo0")
-    srcs = []
     try:
-        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=VSWITCHD) as sb:
-            sb.add_bridge()
-            for i, v in enumerate(vin):
-                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
-                sb.vsctl("set", "interface", f"p{i}",
-                         f"other_config:pmd-rxq-affinity=0:{i}")
-            sb.add_af_packet_port("br0", "out", vout.sw, 2)
-            # Only the test's frames: the default NORMAL rule would also
-            # flood other frames seen on the veths to 'out'.
-            sb.ofctl("del-flows", "br0")
-            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
-            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
+        with two_pmds_to(lambda sb: sb.add_af_packet_port(
+                "br0", "out", vout.sw, 2)) as (sb, srcs):
             sb.set_awafs("out", queues=2, mode="static", thresholds=10000,
                          **{"max-rate": 5000000})
             out = sb.appctl("dpif-netdev/pmd-rxq-show")
             assert out.count("core_id") == 2, out
 
-            srcs = [RawPort(v.host) for v in vin]
             cap = Capture(vout.host)
             low = [tcp_frame(bytes_sent=20000 + 1000 * i, sport=1000 + f,
                              seq=i) for i in range(40) for f in range(4)]
@@ -59,10 +46,7 @@ def test_two_pmds_keep_flow_order_and_priorities():
             got = [parse_frame(f) for _, f in cap.stop()]
             _, details, queues = sb.qos_show("out")
     finally:
-        for s in srcs:
-            s.close()
-        for v in vin + [vout]:
-            v.delete()
+        vout.delete()
 
     keys = [(sport, seq) for sport, seq, _, _ in got]
     assert len(keys) == 200 and len(set(keys)) == 200

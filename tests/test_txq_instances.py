@@ -4,13 +4,13 @@ one port, each on its own instance; and the drain lists, which hold only
 ports with a queueing QoS."""
 
 import os
+from contextlib import contextmanager
 
 import pytest
 
 from testbed.ovs_sandbox import OvsSandbox
-from testbed.switch import wait_until
-from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
-                             tcp_frame)
+from testbed.switch import two_pmds_to, wait_until
+from testbed.traffic import Capture, VethPair, parse_frame, tcp_frame
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root (DPDK, veth)")
@@ -20,6 +20,20 @@ VSWITCHD = os.environ.get("AWAFS_TEST_VSWITCHD")    # As in conftest.
 # Per ingress port (and so per PMD thread and tx queue): two low-priority
 # flows (sent past the 10 kB threshold) and then two high-priority ones.
 N_LOW, N_HIGH = 20, 5
+
+
+@contextmanager
+def two_pmds_to_two_txqs():
+    """two_pmds_to() a net_af_packet port with two tx queues (qpairs=2) on
+    veth awo0; yields (sb, sources, the veth)."""
+    vout = VethPair("awo0")
+    try:
+        with two_pmds_to(lambda sb: sb.add_dpdk_port(
+                "br0", "out", f"net_af_packet9,iface={vout.sw},qpairs=2",
+                2)) as (sb, srcs):
+            yield sb, srcs, vout
+    finally:
+        vout.delete()
 
 
 def source_frames(first_sport):
@@ -36,41 +50,21 @@ def test_two_pmds_send_on_two_tx_queues_each_its_own_instance():
     thread's packets go through its own instance (both carry traffic), no
     packet is lost or duplicated, every flow keeps its order, and in each
     instance the high-priority flows overtake the low ones queued there."""
-    vin = [VethPair("awi0"), VethPair("awi1")]
-    vout = VethPair("awo0")
-    srcs = []
-    try:
-        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=VSWITCHD) as sb:
-            sb.add_bridge()
-            for i, v in enumerate(vin):
-                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
-                sb.vsctl("set", "interface", f"p{i}",
-                         f"other_config:pmd-rxq-affinity=0:{i}")
-            sb.add_dpdk_port("br0", "out",
-                             f"net_af_packet9,iface={vout.sw},qpairs=2", 2)
-            sb.ofctl("del-flows", "br0")
-            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
-            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
-            sb.set_awafs("out", queues=2, mode="static", thresholds=10000,
-                         **{"max-rate": 5000000})
-            _, details, _ = sb.qos_show("out")
-            assert details["tx-queues"] == "2", details
+    with two_pmds_to_two_txqs() as (sb, srcs, vout):
+        sb.set_awafs("out", queues=2, mode="static", thresholds=10000,
+                     **{"max-rate": 5000000})
+        _, details, _ = sb.qos_show("out")
+        assert details["tx-queues"] == "2", details
 
-            srcs = [RawPort(v.host) for v in vin]
-            cap = Capture(vout.host)
-            srcs[0].send(source_frames(1000))
-            srcs[1].send(source_frames(3000))
-            total = 2 * 2 * (N_LOW + N_HIGH)
-            assert cap.wait_for(total, 20)
-            assert wait_until(lambda: sb.qos_show("out")[1]
-                              ["backlog-packets"] == "0", 5)
-            got = [parse_frame(f) for _, f in cap.stop()]
-            _, details, _ = sb.qos_show("out")
-    finally:
-        for s in srcs:
-            s.close()
-        for v in vin + [vout]:
-            v.delete()
+        cap = Capture(vout.host)
+        srcs[0].send(source_frames(1000))
+        srcs[1].send(source_frames(3000))
+        total = 2 * 2 * (N_LOW + N_HIGH)
+        assert cap.wait_for(total, 20)
+        assert wait_until(lambda: sb.qos_show("out")[1]
+                          ["backlog-packets"] == "0", 5)
+        got = [parse_frame(f) for _, f in cap.stop()]
+        _, details, _ = sb.qos_show("out")
 
     keys = [(sport, seq) for sport, seq, _, _ in got]
     assert len(keys) == total and len(set(keys)) == total
@@ -123,24 +117,17 @@ def test_each_pmd_reaches_the_guest_on_its_own_vring():
     (before, every packet went to the owning thread's one vring)."""
     from testbed.vhost import Guest, add_vhost_port
 
-    vin = [VethPair("awi0"), VethPair("awi1")]
     macs = ["02:00:00:00:00:0a", "02:00:00:00:00:0b"]
-    srcs, guest = [], None
+    guest = None
+
+    def add_guest_port(sb):
+        add_vhost_port(sb, "vhu0", sb.dir / "vhu0.sock", 2)
+
     try:
-        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=VSWITCHD) as sb:
-            sb.add_bridge()
-            for i, v in enumerate(vin):
-                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
-                sb.vsctl("set", "interface", f"p{i}",
-                         f"other_config:pmd-rxq-affinity=0:{i}")
-            sock = sb.dir / "vhu0.sock"
-            add_vhost_port(sb, "vhu0", sock, 2)
-            sb.ofctl("del-flows", "br0")
-            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
-            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
+        with two_pmds_to(add_guest_port) as (sb, srcs):
             sb.set_awafs("vhu0", queues=2, mode="static", thresholds=10000)
-            guest = Guest([sock], sb.dir / "testpmd.log", queues=2,
-                          verbose=True)
+            guest = Guest([sb.dir / "vhu0.sock"], sb.dir / "testpmd.log",
+                          queues=2, verbose=True)
             guest.start()
             assert wait_until(lambda: sb.qos_show("vhu0")[1]
                               .get("tx-queues") == "2", 30)
@@ -155,7 +142,6 @@ def test_each_pmd_reaches_the_guest_on_its_own_vring():
 
             # The guest's queues are ready when a probe from each thread
             # gets through.
-            srcs = [RawPort(v.host) for v in vin]
             probe_macs = ["02:00:00:00:00:0c", "02:00:00:00:00:0d"]
             probes = 0
             for src, mac in zip(srcs, probe_macs):
@@ -177,10 +163,6 @@ def test_each_pmd_reaches_the_guest_on_its_own_vring():
     finally:
         if guest:
             guest.stop()
-        for s in srcs:
-            s.close()
-        for v in vin:
-            v.delete()
 
     queue_of = {}
     for queue, sources in by_queue.items():
@@ -198,41 +180,21 @@ def test_a_thread_that_only_drains_keeps_its_tx_queue():
     packets keeps draining them on its tx queue: XPS does not take the
     queue away after 500 ms, so all of them leave at the shaped rate, in
     the time the configuration allows, none stranded."""
-    vin = [VethPair("awi0"), VethPair("awi1")]
-    vout = VethPair("awo0")
-    srcs = []
     # 300 frames of 1062 bytes at 2 Mb/s: 1.3 s of draining after the
     # thread's last packet, more than XPS's 500 ms timeout.
     n, rate = 300, 2000000
     drain_s = n * (1062 + 24) * 8 / rate
-    try:
-        with OvsSandbox(pmd_cpu_mask="0x3", vswitchd=VSWITCHD) as sb:
-            sb.add_bridge()
-            for i, v in enumerate(vin):
-                sb.add_af_packet_port("br0", f"p{i}", v.sw, 1 + 2 * i)
-                sb.vsctl("set", "interface", f"p{i}",
-                         f"other_config:pmd-rxq-affinity=0:{i}")
-            sb.add_dpdk_port("br0", "out",
-                             f"net_af_packet9,iface={vout.sw},qpairs=2", 2)
-            sb.ofctl("del-flows", "br0")
-            sb.ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2")
-            sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
-            sb.set_awafs("out", queues=2, mode="static", thresholds=10000,
-                         **{"max-rate": rate})
-            srcs = [RawPort(v.host) for v in vin]
-            cap = Capture(vout.host)
-            srcs[1].send([tcp_frame(bytes_sent=0, sport=9, seq=i)
-                          for i in range(5)])
-            srcs[0].send([tcp_frame(bytes_sent=20000, sport=1000, seq=i)
-                          for i in range(n)])
-            assert cap.wait_for(n + 5, drain_s * 1.5 + 5)
-            got = [parse_frame(f) for _, f in cap.stop()]
-            _, details, _ = sb.qos_show("out")
-    finally:
-        for s in srcs:
-            s.close()
-        for v in vin + [vout]:
-            v.delete()
+    with two_pmds_to_two_txqs() as (sb, srcs, vout):
+        sb.set_awafs("out", queues=2, mode="static", thresholds=10000,
+                     **{"max-rate": rate})
+        cap = Capture(vout.host)
+        srcs[1].send([tcp_frame(bytes_sent=0, sport=9, seq=i)
+                      for i in range(5)])
+        srcs[0].send([tcp_frame(bytes_sent=20000, sport=1000, seq=i)
+                      for i in range(n)])
+        assert cap.wait_for(n + 5, drain_s * 1.5 + 5)
+        got = [parse_frame(f) for _, f in cap.stop()]
+        _, details, _ = sb.qos_show("out")
 
     seqs = [seq for sport, seq, _, _ in got if sport == 1000]
     assert seqs == list(range(n))
