@@ -401,11 +401,14 @@ uint64_t awafs_srclimit_limited(const struct awafs_srclimit *);
 
 /* ---- Switch-side flow table (trust=switch and trust=verify) ---- */
 
+/* Everything that tells two flows apart at a port.  Fields a caller does
+ * not know are zero ('pad' always). */
 struct awafs_flow_key {
     uint8_t ip_version;
     uint8_t pad;
     uint16_t sport, dport;
     uint8_t src[16], dst[16];   /* IPv4 in the first 4 bytes. */
+    uint16_t vlan[2];           /* VLAN IDs, outer first; 0: untagged. */
 };
 
 struct awafs_flow_result {
@@ -434,6 +437,23 @@ struct awafs_flowtab_stats {
     uint64_t tardy_packets;     /* Their segments put in queue 0. */
     uint64_t timeouts;          /* Retransmissions after a silence. */
     uint64_t aged_flows;        /* Times messages aged by timeouts. */
+    /* What the receiver would not take (lib/awafs-flowtab.c): */
+    uint64_t fin_ignored;       /* FINs not contiguous with the stream. */
+    uint64_t rst_ignored;       /* RSTs not exactly at its end. */
+    uint64_t syn_ignored;       /* SYNs on a connection that sent data. */
+    uint64_t out_of_window;     /* Segments too far beyond its end. */
+    uint64_t late_refused;      /* Data after a FIN or RST, lowest queue. */
+    uint64_t midstream_packets; /* Segments of messages whose start the
+                                 * switch did not see: lowest queue. */
+    uint64_t gaps_trimmed;      /* Completions cut to the bytes
+                                 * forwarded (a gap in the sequence). */
+    uint64_t host_boundaries;   /* Verify: boundaries only the host
+                                 * reported (the next message keeps the
+                                 * queue the last one reached). */
+    uint64_t deadlines_refused; /* Karuna deadline segments typed by their
+                                 * declared size instead. */
+    uint64_t limited;           /* Completions over their source's limit
+                                 * (awafs_flowtab_set_srclimit()). */
 };
 
 struct awafs_flowtab;
@@ -442,6 +462,16 @@ struct awafs_flowtab;
  * hash is keyed from 'seed', which should be random and secret: a sender
  * who could compute it could pick 5-tuples that evict another's flows. */
 struct awafs_flowtab *awafs_flowtab_create(uint32_t capacity, uint64_t seed);
+/* The same with the hash's whole 128-bit SipHash key, which should come
+ * from the system's entropy (getrandom()): awafs_flowtab_create() spreads
+ * 64 bits of seed over it. */
+struct awafs_flowtab *awafs_flowtab_create_keyed(uint32_t capacity,
+                                                 const uint64_t key[2]);
+/* Completions of a source over 'limit' (not owned, which must outlive the
+ * table; NULL: none) are not reported, and counted in 'limited' (of the
+ * stats and of awafs_srclimit_limited()). */
+void awafs_flowtab_set_srclimit(struct awafs_flowtab *,
+                                struct awafs_srclimit *limit);
 /* The first slot 'key' probes (for tests). */
 uint32_t awafs_flowtab_slot(const struct awafs_flowtab *,
                             const struct awafs_flow_key *key);
