@@ -170,8 +170,11 @@ struct flow_entry {
     bool aged : 1;              /* Its message aged at least once. */
     bool midstream : 1;         /* The switch did not see its message
                                  * start: the lowest queue. */
+    uint32_t carry;             /* Verify: the bytes of the messages before
+                                 * this one since the last boundary the
+                                 * switch saw itself (saturating), which
+                                 * its classification counts. */
     uint8_t src[16];            /* Source address, for the source limit. */
-    uint8_t pad[6];
 };
 
 struct awafs_flowtab {
@@ -354,6 +357,7 @@ take_message(struct awafs_flowtab *t, struct flow_entry *e, int64_t now_us)
 
     e->whole = true;            /* The next message starts at 'end'. */
     e->midstream = false;
+    e->carry = 0;
     clear_message_state(e);
     e->type = AWAFS_FLOW_UNKNOWN;
     if (!size) {
@@ -460,6 +464,24 @@ timeout(struct awafs_flowtab *t, struct flow_entry *e, uint64_t hash)
     e->whole = false;
     e->queue = 0;
     return true;
+}
+
+/* Ends the message of 'e' at a boundary only its host reported (verify
+ * mode): reported in 'r' as any other, but the next message is classified
+ * as if this one went on -- its count carries on from this one's, and it
+ * starts in the queue this one reached -- so that host reports never
+ * promote a flow. */
+static void
+end_host_message(struct awafs_flowtab *t, struct flow_entry *e,
+                 int64_t now_us, struct awafs_flow_result *r)
+{
+    uint64_t carry = (uint64_t) e->carry + msg_bytes(e);
+    uint8_t floor = e->queue;
+
+    end_message(t, e, now_us, r);
+    e->carry = carry > UINT32_MAX ? UINT32_MAX : carry;
+    e->queue = floor;
+    t->stats.host_boundaries++;
 }
 
 /* How the message of a flow ended before its segment 'h'. */
@@ -569,6 +591,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->full = 0;
         e->end = seq;
         e->last_size = 0;
+        e->carry = 0;
         reset_count(e);
     } else if (e->closed) {
         if (!(flags & AWAFS_TCP_SYN)) {
@@ -581,7 +604,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         e->closed = false;
         t->stats.flows++;
     } else if (flags & AWAFS_TCP_SYN) {
-        if ((msg_bytes(e) || e->queue)
+        if ((msg_bytes(e) || e->queue || e->carry)
             && now_us - e->last_us <= AWAFS_FLOWTAB_QUIET_US) {
             /* RFC 5961 4: a SYN on a connection that sent data (or whose
              * message holds a queue) would restart it at the top. */
@@ -594,12 +617,10 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         boundary = ended_before(e, h, host_reports, now_us, idle_us);
         if (boundary != NO_BOUNDARY) {
             /* This segment belongs to the next message. */
-            uint8_t floor = e->queue;
-
-            end_message(t, e, now_us, r);
             if (boundary == HOST_BOUNDARY) {
-                e->queue = floor;
-                t->stats.host_boundaries++;
+                end_host_message(t, e, now_us, r);
+            } else {
+                end_message(t, e, now_us, r);
             }
             gap = seq - e->end;
             if (gap > 0 && gap <= (int32_t) AWAFS_FLOWTAB_MAX_GAP) {
@@ -619,6 +640,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         reset_count(e);
         e->whole = true;
         e->midstream = false;
+        e->carry = 0;
         clear_message_state(e);
         e->type = AWAFS_FLOW_UNKNOWN;
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
@@ -702,14 +724,9 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     }
     if (host_reports && awafs_hdr_counts_completion(h)
         && h->flow_size == msg_bytes(e)) {
-        /* An end host's completion that agrees with what the switch saw;
-         * the next message starts where this one reached (its boundary
-         * is the host's word only). */
-        uint8_t floor = e->queue;
-
-        end_message(t, e, now_us, r);
-        e->queue = floor;
-        t->stats.host_boundaries++;
+        /* An end host's completion that agrees with what the switch
+         * saw. */
+        end_host_message(t, e, now_us, r);
     }
     return e;
 }
@@ -726,6 +743,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     struct flow_entry *e = count_segment(t, key, h, host_reports, now_us,
                                          idle_us, r, &forced);
     unsigned int lowest = thr->n_queues ? thr->n_queues - 1 : 0;
+    uint64_t count;
     unsigned int q;
 
     r->type = e ? e->type : AWAFS_FLOW_UNKNOWN;
@@ -749,8 +767,9 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     /* A message never moves up: when the thresholds rise (or a segment is
      * sent again), its later segments would overtake its own queued ones.
      * Verify mode believes the host's count when it is the larger. */
-    q = awafs_classify(thr, (host_reports && h->bytes_sent > r->bytes_sent
-                             ? h->bytes_sent : r->bytes_sent));
+    count = r->bytes_sent + e->carry;
+    q = awafs_classify(thr, (host_reports && h->bytes_sent > count
+                             ? h->bytes_sent : count));
     if (q < e->queue) {
         q = e->queue;
         t->stats.held_down++;
