@@ -79,14 +79,19 @@ awafs_sip_round(uint64_t v[4])
     v[2] = AWAFS_SIP_ROTL(v[2], 32);
 }
 
+/* The 'n' <= 8 bytes at 'p' as a little-endian word. */
 static inline uint64_t
 awafs_sip_le64(const uint8_t *p, size_t n)
 {
     uint64_t w = 0;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&w, p, n);
+#else
     for (size_t i = 0; i < n; i++) {
         w |= (uint64_t) p[i] << (8 * i);
     }
+#endif
     return w;
 }
 
