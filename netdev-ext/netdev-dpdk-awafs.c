@@ -1208,6 +1208,45 @@ awafs_format_pct_list(struct ds *s, const uint32_t *pct_milli, uint32_t n)
     }
 }
 
+/* The flow table's counters (struct awafs_flowtab_stats), by their names
+ * in qos/show, in its order. */
+static const struct {
+    const char *name;
+    size_t ofs;
+} awafs_flowtab_counters[] = {
+#define AWAFS_FT(NAME, FIELD) \
+    { NAME, offsetof(struct awafs_flowtab_stats, FIELD) }
+    AWAFS_FT("flows", flows),
+    AWAFS_FT("flow-evictions", evictions),
+    AWAFS_FT("switch-completions", completions),
+    AWAFS_FT("switch-partial", partial),
+    AWAFS_FT("switch-held-down", held_down),
+    AWAFS_FT("tardy-flows", tardy_flows),
+    AWAFS_FT("tardy-packets", tardy_packets),
+    AWAFS_FT("timeouts", timeouts),
+    AWAFS_FT("aged-flows", aged_flows),
+    AWAFS_FT("fin-ignored", fin_ignored),
+    AWAFS_FT("rst-ignored", rst_ignored),
+    AWAFS_FT("syn-ignored", syn_ignored),
+    AWAFS_FT("out-of-window", out_of_window),
+    AWAFS_FT("late-refused", late_refused),
+    AWAFS_FT("midstream-packets", midstream_packets),
+    AWAFS_FT("gaps-trimmed", gaps_trimmed),
+    AWAFS_FT("host-boundaries", host_boundaries),
+    AWAFS_FT("deadlines-refused", deadlines_refused),
+#undef AWAFS_FT
+};
+
+/* Counter 'c' of awafs_flowtab_counters[] in 'stats', whose members are
+ * all uint64_t. */
+static uint64_t *
+awafs_flowtab_counter(struct awafs_flowtab_stats *stats, size_t c)
+{
+    BUILD_ASSERT(sizeof *stats % sizeof(uint64_t) == 0);
+    return (uint64_t *) stats
+           + awafs_flowtab_counters[c].ofs / sizeof(uint64_t);
+}
+
 /* The counters of all instances of a port, added up. */
 struct awafs_qos_sums {
     struct awafs_parse_stats parse;
@@ -1237,24 +1276,10 @@ awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
             struct awafs_flowtab_stats fs;
 
             awafs_flowtab_get_stats(tq->flows, &fs);
-            sum->flows.flows += fs.flows;
-            sum->flows.evictions += fs.evictions;
-            sum->flows.completions += fs.completions;
-            sum->flows.partial += fs.partial;
-            sum->flows.held_down += fs.held_down;
-            sum->flows.tardy_flows += fs.tardy_flows;
-            sum->flows.tardy_packets += fs.tardy_packets;
-            sum->flows.timeouts += fs.timeouts;
-            sum->flows.aged_flows += fs.aged_flows;
-            sum->flows.fin_ignored += fs.fin_ignored;
-            sum->flows.rst_ignored += fs.rst_ignored;
-            sum->flows.syn_ignored += fs.syn_ignored;
-            sum->flows.out_of_window += fs.out_of_window;
-            sum->flows.late_refused += fs.late_refused;
-            sum->flows.midstream_packets += fs.midstream_packets;
-            sum->flows.gaps_trimmed += fs.gaps_trimmed;
-            sum->flows.host_boundaries += fs.host_boundaries;
-            sum->flows.deadlines_refused += fs.deadlines_refused;
+            for (size_t c = 0; c < ARRAY_SIZE(awafs_flowtab_counters); c++) {
+                *awafs_flowtab_counter(&sum->flows, c)
+                    += *awafs_flowtab_counter(&fs, c);
+            }
         }
         sum->byte_free_over += tq->byte_free_over;
         sum->padded += tq->padded;
@@ -1388,36 +1413,10 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
         smap_add_format(details, "rto-min-us", "%"PRId64, p->rto_min_us);
     }
     if (p->trust != AWAFS_TRUST_HOST) {
-        const struct awafs_flowtab_stats fs = sum.flows;
-
-        smap_add_format(details, "flows", "%"PRIu64, fs.flows);
-        smap_add_format(details, "flow-evictions", "%"PRIu64, fs.evictions);
-        smap_add_format(details, "switch-completions", "%"PRIu64,
-                        fs.completions);
-        smap_add_format(details, "switch-partial", "%"PRIu64,
-                        fs.partial);
-        smap_add_format(details, "switch-held-down", "%"PRIu64,
-                        fs.held_down);
-        smap_add_format(details, "tardy-flows", "%"PRIu64, fs.tardy_flows);
-        smap_add_format(details, "tardy-packets", "%"PRIu64,
-                        fs.tardy_packets);
-        smap_add_format(details, "timeouts", "%"PRIu64, fs.timeouts);
-        smap_add_format(details, "aged-flows", "%"PRIu64, fs.aged_flows);
-        smap_add_format(details, "fin-ignored", "%"PRIu64, fs.fin_ignored);
-        smap_add_format(details, "rst-ignored", "%"PRIu64, fs.rst_ignored);
-        smap_add_format(details, "syn-ignored", "%"PRIu64, fs.syn_ignored);
-        smap_add_format(details, "out-of-window", "%"PRIu64,
-                        fs.out_of_window);
-        smap_add_format(details, "late-refused", "%"PRIu64,
-                        fs.late_refused);
-        smap_add_format(details, "midstream-packets", "%"PRIu64,
-                        fs.midstream_packets);
-        smap_add_format(details, "gaps-trimmed", "%"PRIu64,
-                        fs.gaps_trimmed);
-        smap_add_format(details, "host-boundaries", "%"PRIu64,
-                        fs.host_boundaries);
-        smap_add_format(details, "deadlines-refused", "%"PRIu64,
-                        fs.deadlines_refused);
+        for (size_t c = 0; c < ARRAY_SIZE(awafs_flowtab_counters); c++) {
+            smap_add_format(details, awafs_flowtab_counters[c].name,
+                            "%"PRIu64, *awafs_flowtab_counter(&sum.flows, c));
+        }
     }
     smap_add_format(details, "byte-free-over-budget", "%"PRIu64,
                     sum.byte_free_over);
