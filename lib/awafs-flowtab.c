@@ -499,7 +499,9 @@ ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
 {
     int32_t gap = h->seq - e->end;
 
-    if (!msg_bytes(e)) {
+    if (!msg_bytes(e) && !e->carry) {
+        /* Nothing since the last boundary; after one only the host
+         * reported, the switch's own still ends what it carries. */
         return NO_BOUNDARY;
     }
     if (((h->tcp_flags & AWAFS_TCP_ACK) && (int32_t) (h->ack - e->ack) > 0)

@@ -974,6 +974,24 @@ test_host_reported_boundaries_never_promote(void **state)
     h.seq = 22000;
     h.ack = 5;
     assert_int_equal(seg_report(t, &h, 32).queue, 0);
+
+    /* An honest exchange: each response's last segment carries its
+     * completion, and the next request (the ACK moves) turns it around,
+     * so every response starts at the top. */
+    for (int i = 0; i < 5; i++) {
+        h.seq = 23000 + 4000 * i;
+        h.ack = 10 + i;
+        h.completed = false;
+        assert_int_equal(seg_report(t, &h, 40 + i).queue, 0);
+        for (int j = 1; j < 4; j++) {
+            h.seq += 1000;
+            h.completed = j == 3;
+            h.flow_size = 4000;
+            r = seg_report(t, &h, 40 + i);
+        }
+        assert_int_equal(r.n_completed, 1);
+        assert_int_equal(r.completed[0], 4000);
+    }
     thr.thr[0] = 1000000;
     awafs_flowtab_destroy(t);
 }
