@@ -108,8 +108,9 @@ def test_syn_on_an_open_connection_is_ignored(sw, trust):
     """RFC 5961 4: a SYN in the middle of a demoted connection does not
     start it again at the top."""
     static_2q(sw, trust)
-    sw.send_and_capture(demoted_flow())
-    sw.send_and_capture([syn(seq=77777)])
+    # Back to back: a SYN after more than a second of quiet would open a
+    # new connection on the 5-tuple.
+    sw.send_and_capture(demoted_flow() + [syn(seq=77777)])
     _, before = counts(sw)
     sw.send_and_capture([data(5000 + 1000 * i) for i in range(5)])
     details, after = counts(sw)
