@@ -148,7 +148,9 @@ struct awafs_txq {
     uint64_t pinned[AWAFS_MAX_QUEUES];  /* Packets a set_queue action put. */
     uint64_t type_packets[3];           /* Karuna: by enum awafs_flow_type. */
     uint64_t karuna_oversize;           /* Sent more than their size. */
-    struct awafs_tb byte_free;          /* Byte-free segments' budget. */
+    struct awafs_tb byte_free;          /* Byte-free segments' budget, */
+    uint64_t link_rate;                 /* from max-rate or this (bytes/s) */
+    int byte_free_share;                /* divided by this. */
     uint64_t byte_free_over;            /* Beyond it: the lowest queue. */
     uint64_t padded;                    /* Padded frames: the lowest queue. */
 
@@ -724,6 +726,18 @@ awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq, uint64_t tsc)
     return tq->credit;
 }
 
+/* Sets the byte-free segments' budget of instance 'tq' for parameters 'p':
+ * its share of the port's (awafs_byte_free_queue()). */
+static void
+awafs_txq_init_byte_free(struct awafs_txq *tq,
+                         const struct awafs_qos_params *p)
+{
+    uint64_t rate = p->max_rate ? p->max_rate / 8 : tq->link_rate;
+
+    awafs_byte_free_init(&tq->byte_free, rate / tq->byte_free_share,
+                         rte_get_tsc_hz(), rte_get_tsc_cycles());
+}
+
 /* Applies the datapath parameters 'dp' to instance 'tq', if it has not. */
 static void
 awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
@@ -736,6 +750,7 @@ awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
     tq->params_seq = dp->seq;
     awafs_sched_set_ecn(tq->sched, p->ecn_threshold, p->ecn_per_queue);
     awafs_sched_set_max_wait(tq->sched, awafs_us_to_ticks(p->max_wait_us));
+    awafs_txq_init_byte_free(tq, p);
     if (tq->flows) {
         awafs_flowtab_set_tardy(tq->flows, awafs_tardy_limit(p));
         awafs_qos_set_aging(tq->flows, p);
@@ -1073,19 +1088,6 @@ awafs_secret_key(uint64_t key[2])
     }
 }
 
-/* The byte-free segments' budget of one of 'n_txq' instances of 'aq': its
- * share of the port's (awafs_byte_free_queue()). */
-static void
-awafs_txq_init_byte_free(const struct awafs_qos *aq, struct awafs_txq *tq,
-                         int n_txq)
-{
-    uint64_t rate = (aq->params.max_rate ? aq->params.max_rate / 8
-                     : (uint64_t) aq->link_mbps * 1000000 / 8);
-
-    awafs_byte_free_init(&tq->byte_free, rate / MAX(n_txq, 1),
-                         rte_get_tsc_hz(), rte_get_tsc_cycles());
-}
-
 /* A new instance of 'aq' (one of 'n_txq') for its parameters, NULL if
  * memory is short. */
 static struct awafs_txq *
@@ -1118,7 +1120,8 @@ awafs_txq_create(const struct awafs_qos *aq, int n_txq)
         /* Completions the switch counts are limited per source too. */
         awafs_flowtab_set_srclimit(tq->flows, tq->srclimit);
     }
-    awafs_txq_init_byte_free(aq, tq, n_txq);
+    tq->link_rate = (uint64_t) aq->link_mbps * 1000000 / 8;
+    tq->byte_free_share = MAX(n_txq, 1);
     tq->refill = 1;
     awafs_txq_apply(tq, ovsrcu_get_protected(struct awafs_dp_params *,
                                              &aq->dp_params));
