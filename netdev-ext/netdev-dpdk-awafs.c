@@ -1633,7 +1633,10 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
         tq->karuna_oversize += size != 0;
         type = AWAFS_FLOW_UNKNOWN;
     }
-    tq->type_packets[type]++;
+    if (h->payload_len) {
+        /* Byte-free segments go by the budget (awafs_qos_classify()). */
+        tq->type_packets[type]++;
+    }
     if (type == AWAFS_FLOW_UNKNOWN && sieve_queue >= 0) {
         return 1 + sieve_queue;
     }
