@@ -113,7 +113,8 @@ $(B)/bench/core-bench: bench/core-bench.c $(CORE)/libawafs.a
 
 $(B)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	clang $(FUZZ_FLAGS) $< lib/awafs-hdr.c lib/awafs-flowtab.c -o $@
+	clang $(FUZZ_FLAGS) $< lib/awafs-hdr.c lib/awafs-flowtab.c \
+		lib/awafs-srclimit.c lib/awafs-sched.c -o $@
 
 $(TSAN_BIN): tests/tsan/stress-core.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

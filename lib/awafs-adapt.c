@@ -28,6 +28,7 @@
 #include "awafs-compat.h"
 #include "awafs.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define PCT_SCALE 100000u               /* pct_milli: 1/1000 of a percent. */
@@ -132,6 +133,65 @@ awafs_adapt_memsize(const struct awafs_config *cfg)
 
     return sizeof(struct awafs_adapt) + awafs_ring_memsize(cfg->ring_capacity)
            + window;
+}
+
+size_t
+awafs_port_memsize(const struct awafs_port_mem *m)
+{
+    const struct awafs_config *cfgs[2] = { m->core, m->beta };
+    size_t total = 0;
+
+    if (m->n_queues < AWAFS_MIN_QUEUES || m->n_queues > AWAFS_MAX_QUEUES
+        || !m->buffer || m->buffer > AWAFS_SCHED_MAX_LIMIT
+        || m->flow_table_size > (1u << 24)
+        || m->srclimit_slots > AWAFS_SRCLIMIT_MAX_SLOTS) {
+        return SIZE_MAX;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (cfgs[i]) {
+            if (cfgs[i]->ring_capacity > AWAFS_RING_MAX_CAPACITY
+                || cfgs[i]->window_capacity > (1u << 24)) {
+                return SIZE_MAX;
+            }
+            total += awafs_adapt_memsize(cfgs[i]);
+        }
+    }
+    total += awafs_sched_memsize(m->n_queues, m->buffer);
+    if (m->flow_table_size) {
+        total += awafs_flowtab_memsize(m->flow_table_size);
+    }
+    if (m->srclimit_slots) {
+        total += awafs_srclimit_memsize(m->srclimit_slots);
+    }
+    return total;
+}
+
+bool
+awafs_memory_check(size_t bytes, size_t others, size_t port_max,
+                   size_t total_max, char *msg, size_t msg_size)
+{
+    if (bytes > port_max) {
+        if (bytes == SIZE_MAX) {
+            snprintf(msg, msg_size, "a size is out of range");
+        } else {
+            snprintf(msg, msg_size, "needs %llu bytes of memory, more than "
+                     "the %llu a port may use", (unsigned long long) bytes,
+                     (unsigned long long) port_max);
+        }
+        return false;
+    }
+    if (others > total_max || bytes > total_max - others) {
+        /* %llu, not %zu: OVS's printf-check forbids the 'z' modifier. */
+        snprintf(msg, msg_size, "needs %llu bytes of memory, and the other "
+                 "awafs ports hold %llu of the %llu all may use",
+                 (unsigned long long) bytes, (unsigned long long) others,
+                 (unsigned long long) total_max);
+        return false;
+    }
+    if (msg_size) {
+        msg[0] = '\0';
+    }
+    return true;
 }
 
 struct awafs_adapt *

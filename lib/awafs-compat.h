@@ -19,11 +19,14 @@
  * counters with.
  *
  * Built into Open vSwitch (whose build defines HAVE_CONFIG_H), the core uses
- * OVS's own primitives -- ovs-atomic.h, xzalloc() and xzalloc_cacheline(),
- * which abort rather than return NULL -- so that it builds wherever OVS
- * builds, with the atomics OVS chose for that compiler.  On its own (the
- * unit tests, fuzzers and benchmarks of the AWAFS repository) it is plain
- * C11.  Each source file includes this header first. */
+ * OVS's own atomics (ovs-atomic.h), so that it builds wherever OVS builds,
+ * with the atomics OVS chose for that compiler.  On its own (the unit
+ * tests, fuzzers and benchmarks of the AWAFS repository) it is plain C11.
+ * In both, memory comes from the C library and an allocation that fails
+ * returns NULL, which every create function passes on: OVS's xzalloc()
+ * would abort the daemon, which then fails again at every restart with the
+ * same configuration (docs/reliability.md, "Memory").  Each source file
+ * includes this header first. */
 
 /* What the ring aligns its producers' and consumer's fields to. */
 #define AWAFS_CACHE_LINE 64
@@ -31,7 +34,6 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #include "ovs-atomic.h"
-#include "util.h"
 
 #define AWAFS_ATOMIC(TYPE) ATOMIC(TYPE)
 #define awafs_atomic_read(SRC, DST, ORDER) \
@@ -39,21 +41,18 @@
 #define awafs_atomic_add(RMW, ARG, ORIG, ORDER) \
     atomic_add_explicit(RMW, ARG, ORIG, ORDER)
 
-#define awafs_zalloc(SIZE) xzalloc(SIZE)
-#define awafs_zalloc_cacheline(SIZE) xzalloc_cacheline(SIZE)
-#define awafs_free(P) free(P)
-#define awafs_free_cacheline(P) free_cacheline(P)
-
 #else  /* !HAVE_CONFIG_H */
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define AWAFS_ATOMIC(TYPE) _Atomic(TYPE)
 #define awafs_atomic_read(SRC, DST, ORDER) \
     (*(DST) = atomic_load_explicit(SRC, ORDER))
 #define awafs_atomic_add(RMW, ARG, ORIG, ORDER) \
     (*(ORIG) = atomic_fetch_add_explicit(RMW, ARG, ORDER))
+#endif  /* !HAVE_CONFIG_H */
+
+#include <stdlib.h>
+#include <string.h>
 
 #define awafs_zalloc(SIZE) calloc(1, SIZE)
 #define awafs_free(P) free(P)
@@ -65,14 +64,13 @@ awafs_zalloc_cacheline(size_t size)
     /* aligned_alloc() wants a multiple of the alignment. */
     size_t n = (size + AWAFS_CACHE_LINE - 1)
                & ~(size_t) (AWAFS_CACHE_LINE - 1);
-    void *p = aligned_alloc(AWAFS_CACHE_LINE, n);
+    void *p = n >= size ? aligned_alloc(AWAFS_CACHE_LINE, n) : NULL;
 
     if (p) {
         memset(p, 0, n);
     }
     return p;
 }
-#endif  /* !HAVE_CONFIG_H */
 
 /* The same in both, as OVS's ovs-atomic.h takes C11's names for them:
  * atomic_init(), atomic_store_explicit(),

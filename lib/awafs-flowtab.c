@@ -67,6 +67,47 @@
  * (again at its next kappa timeouts if it starves again), so that its size
  * is no longer known and its end not reported (partial).
  *
+ * What the receiver would accept (docs/reliability.md, "Trust that
+ * holds").  Every field the table acts on is the sender's to choose, so it
+ * acts, as Linux's conntrack window tracking and RFC 5961 do, only on what
+ * the flow's receiver would take, from the highest sequence number the
+ * switch forwarded, 'end' (the receiver's RCV.NXT once what is in flight
+ * arrived):
+ *
+ *   - a segment more than AWAFS_FLOWTAB_MAX_GAP beyond 'end' is out of the
+ *     window: not counted, its flags ignored, sent to the lowest queue;
+ *   - a FIN ends the connection only if its segment is contiguous with
+ *     'end' (it starts at or before it and reaches it): the receiver takes
+ *     a FIN only in sequence;
+ *   - a RST only if its sequence number is exactly 'end' (RFC 5961 3.2: one
+ *     in the window but not exact draws a challenge ACK);
+ *   - a SYN on an open connection that sent data is ignored (RFC 5961 4),
+ *     unless the flow was quiet for longer than AWAFS_FLOWTAB_QUIET_US (a
+ *     new connection on a 5-tuple whose end the switch missed);
+ *   - data of a closed connection goes to the lowest queue unless it lies
+ *     within the message its FIN or RST ended (a retransmission of its
+ *     tail, which keeps that message's queue);
+ *   - a message's size is the smaller of its sequence span and the payload
+ *     bytes the switch forwarded in it, so a gap in the sequence numbers
+ *     reports no bytes that were never sent;
+ *   - a message whose first byte the switch did not see (a flow adopted
+ *     mid-stream, evicted under pressure, or a lone forged segment) goes to
+ *     the lowest queue until it ends: evicting a flow never promotes it;
+ *   - in verify mode a boundary only the host reports ends the message (its
+ *     completion is learned) but the next one starts in the queue the
+ *     previous one reached: host reports never promote, only the switch's
+ *     own boundaries (turnaround, idle gap, FIN and SYN) do;
+ *   - a Karuna deadline is not taken on the sender's word: the table types
+ *     such a message as one of known size (its declared size) or unknown;
+ *   - with a per-source limit set (awafs_flowtab_set_srclimit()),
+ *     completions beyond a source's rate are not reported.
+ *
+ * The table keys flows by a 64-bit SipHash-1-3 of everything that tells
+ * two flows apart (the key's addresses, ports, IP version and VLAN IDs),
+ * with a secret 128-bit key: the entry stores the hash, not the key, so a
+ * lookup compares 8 bytes.  Two flows share an entry only if their hashes
+ * collide, with probability 2^-64 per pair for a key nobody knows.
+ *
  * A lookup probes at most AWAFS_FLOWTAB_PROBES slots; when they are all
  * taken, the least recently seen of them is evicted (and counted), so the
  * table never grows and never allocates.  One thread at a time. */
@@ -86,13 +127,37 @@
  * 200 ms), which the next segment would continue the message after. */
 #define AWAFS_FLOWTAB_QUIET_US 1000000
 #define AWAFS_TCP_MAX_OPTIONS 40
+#define ETH_HLEN_ 14
+
+/* The largest jump forward of the sequence numbers a segment may make and
+ * still be counted: beyond it the segment is out of the window. */
+#define AWAFS_FLOWTAB_MAX_GAP (1u << 22)
+
+/* SipHash rounds of the flow key's hash (SipHash-1-3, as Linux's hsiphash
+ * on 64-bit hosts). */
+#define AWAFS_FLOWTAB_SIP_C 1
+#define AWAFS_FLOWTAB_SIP_D 3
 
 /* A message's byte count saturates here (1 TB): 40 bits keep an entry in
  * one 64-byte cache line. */
 #define AWAFS_FLOWTAB_MAX_BYTES ((UINT64_C(1) << 40) - 1)
 
 struct flow_entry {
-    struct awafs_flow_key key;
+    uint64_t tag;               /* The key's keyed hash (hash_key()). */
+    int64_t last_us;
+    uint32_t end;               /* Highest end sequence number seen. */
+    uint32_t ack;               /* Latest ACK number. */
+    uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()):
+                                 * the message's sequence span up to 'end'.
+                                 * Not a sequence-number difference, which
+                                 * wraps after 2^31 bytes. */
+    uint32_t fwd_lo;            /* fwd_hi << 32 | fwd_lo (msg_fwd()): the
+                                 * payload bytes forwarded in it. */
+    uint32_t last_size;         /* Closed: the span of the message its FIN
+                                 * or RST ended (saturating). */
+    uint8_t bytes_hi;
+    uint8_t fwd_hi;
+    uint16_t full;              /* Payload of a full-sized segment. */
     bool used : 1;
     bool closed : 1;            /* Saw FIN or RST; late segments ignored. */
     bool psh : 1;               /* The segment that reached 'end' ended a
@@ -100,25 +165,26 @@ struct flow_entry {
     bool whole : 1;             /* The switch saw the message's first byte:
                                  * after the SYN or the previous message. */
     bool tardy : 1;             /* Its message sent data again. */
-    uint8_t queue : 3;          /* Lowest-priority queue the message used. */
-    uint8_t bytes_hi;           /* The message's bytes up to 'end': */
-    uint16_t full;              /* Payload of a full-sized segment. */
+    uint8_t queue : 3;          /* Lowest-priority queue the message used
+                                 * (closed: the last message's). */
     uint8_t timeouts : 4;       /* Its message's timeouts, saturating at
                                  * AWAFS_FLOWTAB_MAX_KAPPA. */
     uint8_t type : 2;           /* Its message's enum awafs_flow_type. */
     bool aged : 1;              /* Its message aged at least once. */
-    uint32_t bytes_lo;          /* bytes_hi << 32 | bytes_lo (msg_bytes()).
-                                 * Not a sequence-number difference, which
-                                 * wraps after 2^31 bytes. */
-    uint32_t end;               /* Highest end sequence number seen. */
-    uint32_t ack;               /* Latest ACK number. */
-    int64_t last_us;
+    bool midstream : 1;         /* The switch did not see its message
+                                 * start: the lowest queue. */
+    uint32_t carry;             /* Verify: the bytes of the messages before
+                                 * this one since the last boundary the
+                                 * switch saw itself (saturating), which
+                                 * its classification counts. */
+    uint8_t src[16];            /* Source address, for the source limit. */
 };
 
 struct awafs_flowtab {
     uint32_t mask;
-    uint32_t hash_key[10];      /* Secret: 5-tuples cannot be chosen to
+    uint64_t hash_key[2];       /* Secret: 5-tuples cannot be chosen to
                                  * collide with a victim's. */
+    struct awafs_srclimit *srclimit;    /* Not owned; NULL: no limit. */
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
     uint64_t tardy_limit;       /* 0: tardy flows get no priority. */
     int64_t rto_min_us;         /* Silence before a timeout. */
@@ -130,17 +196,14 @@ struct awafs_flowtab {
 
 _Static_assert(sizeof(struct flow_entry) == 64, "one entry, one cache line");
 
-/* The 5-tuple is hashed as five 64-bit words, keyed (awafs_keyed_hash()). */
-_Static_assert(sizeof(struct awafs_flow_key) <= 40,
-               "hash_key() reads the 5-tuple as five 64-bit words");
+_Static_assert(sizeof(struct awafs_flow_key) == 42,
+               "the flow key has no padding that hash_key() would read");
 
-static uint32_t
+static uint64_t
 hash_key(const struct awafs_flowtab *t, const struct awafs_flow_key *k)
 {
-    uint64_t w[5] = { 0 };
-
-    memcpy(w, k, sizeof *k);
-    return awafs_keyed_hash(t->hash_key, w, 5);
+    return awafs_siphash(t->hash_key, k, sizeof *k, AWAFS_FLOWTAB_SIP_C,
+                         AWAFS_FLOWTAB_SIP_D);
 }
 
 uint32_t
@@ -159,7 +222,7 @@ awafs_flowtab_memsize(uint32_t capacity)
 }
 
 struct awafs_flowtab *
-awafs_flowtab_create(uint32_t capacity, uint64_t seed)
+awafs_flowtab_create_keyed(uint32_t capacity, const uint64_t key[2])
 {
     struct awafs_flowtab *t;
 
@@ -169,10 +232,30 @@ awafs_flowtab_create(uint32_t capacity, uint64_t seed)
     t = awafs_zalloc(awafs_flowtab_memsize(capacity));
     if (t) {
         t->mask = awafs_pow2_at_least(capacity) - 1;
-        awafs_hash_key_init(t->hash_key, 10, seed);
+        t->hash_key[0] = key[0];
+        t->hash_key[1] = key[1];
         t->rto_min_us = AWAFS_FLOWTAB_RTO_MIN_US;
     }
     return t;
+}
+
+struct awafs_flowtab *
+awafs_flowtab_create(uint32_t capacity, uint64_t seed)
+{
+    uint32_t w[4];
+    uint64_t key[2];
+
+    awafs_hash_key_init(w, 4, seed);
+    key[0] = (uint64_t) w[0] << 32 | w[1];
+    key[1] = (uint64_t) w[2] << 32 | w[3];
+    return awafs_flowtab_create_keyed(capacity, key);
+}
+
+void
+awafs_flowtab_set_srclimit(struct awafs_flowtab *t,
+                           struct awafs_srclimit *limit)
+{
+    t->srclimit = limit;
 }
 
 void
@@ -224,6 +307,33 @@ set_msg_bytes(struct flow_entry *e, uint64_t bytes)
     e->bytes_lo = (uint32_t) bytes;
 }
 
+static uint64_t
+msg_fwd(const struct flow_entry *e)
+{
+    return (uint64_t) e->fwd_hi << 32 | e->fwd_lo;
+}
+
+static void
+add_fwd(struct flow_entry *e, uint32_t len)
+{
+    uint64_t fwd = msg_fwd(e) + len;
+
+    if (fwd > AWAFS_FLOWTAB_MAX_BYTES) {
+        fwd = AWAFS_FLOWTAB_MAX_BYTES;
+    }
+    e->fwd_hi = fwd >> 32;
+    e->fwd_lo = (uint32_t) fwd;
+}
+
+/* Starts the count of the message of 'e' from nothing. */
+static void
+reset_count(struct flow_entry *e)
+{
+    set_msg_bytes(e, 0);
+    e->fwd_hi = 0;
+    e->fwd_lo = 0;
+}
+
 /* Clears what 'e' knows of its message beyond its bytes: the queue it
  * used, whether it retransmitted, its timeouts and aging. */
 static void
@@ -235,25 +345,41 @@ clear_message_state(struct flow_entry *e)
     e->aged = false;
 }
 
-/* Ends the message of 'e' and returns its size; 0 if it had no bytes, or
- * if the switch did not see it start (a flow first seen without its SYN:
- * adopted mid-stream, evicted and seen again, or a lone spoofed segment),
- * whose size it does not know -- counted as partial. */
+/* Ends the message of 'e' and returns its size: the smaller of its
+ * sequence span and the payload bytes forwarded in it.  0 if it had no
+ * bytes; if the switch did not see it start (a flow first seen without its
+ * SYN: adopted mid-stream, evicted and seen again, or a lone spoofed
+ * segment), whose size it does not know -- counted as partial; or if its
+ * source is over its completion limit. */
 static uint64_t
-take_message(struct awafs_flowtab *t, struct flow_entry *e)
+take_message(struct awafs_flowtab *t, struct flow_entry *e, int64_t now_us)
 {
     uint64_t size = msg_bytes(e);
+    uint64_t fwd = msg_fwd(e);
     bool whole = e->whole;
 
     e->whole = true;            /* The next message starts at 'end'. */
+    e->midstream = false;
+    e->carry = 0;
     clear_message_state(e);
     e->type = AWAFS_FLOW_UNKNOWN;
     if (!size) {
         return 0;
     }
-    set_msg_bytes(e, 0);
+    reset_count(e);
     if (!whole) {
         t->stats.partial++;
+        return 0;
+    }
+    if (fwd < size) {
+        t->stats.gaps_trimmed++;
+        size = fwd;
+        if (!size) {
+            return 0;
+        }
+    }
+    if (t->srclimit && !awafs_srclimit_allow(t->srclimit, e->src, now_us)) {
+        t->stats.limited++;
         return 0;
     }
     t->stats.completions++;
@@ -262,11 +388,11 @@ take_message(struct awafs_flowtab *t, struct flow_entry *e)
 
 /* Ends the message of 'e', reporting its size in 'r' if it had bytes. */
 static void
-end_message(struct awafs_flowtab *t, struct flow_entry *e,
+end_message(struct awafs_flowtab *t, struct flow_entry *e, int64_t now_us,
             struct awafs_flow_result *r)
 {
     enum awafs_flow_type type = e->type;
-    uint64_t size = take_message(t, e);
+    uint64_t size = take_message(t, e, now_us);
 
     if (size) {
         r->completed_type[r->n_completed] = type;
@@ -276,9 +402,9 @@ end_message(struct awafs_flowtab *t, struct flow_entry *e,
 
 static struct flow_entry *
 lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
-       uint32_t *hash, bool *is_new)
+       uint64_t *hash, bool *is_new)
 {
-    uint32_t h = hash_key(t, key);
+    uint64_t h = hash_key(t, key);
     struct flow_entry *victim = NULL;
 
     *hash = h;
@@ -291,7 +417,7 @@ lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
             }
             continue;
         }
-        if (!memcmp(&e->key, key, sizeof *key)) {
+        if (e->tag == h) {
             *is_new = false;
             return e;
         }
@@ -315,7 +441,7 @@ lookup(struct awafs_flowtab *t, const struct awafs_flow_key *key,
  * to 'hash', and ages the message at every kappa-th.  Returns true if that
  * restarted the message's count (unknown size). */
 static bool
-timeout(struct awafs_flowtab *t, struct flow_entry *e, uint32_t hash)
+timeout(struct awafs_flowtab *t, struct flow_entry *e, uint64_t hash)
 {
     unsigned int kappa;
 
@@ -327,7 +453,7 @@ timeout(struct awafs_flowtab *t, struct flow_entry *e, uint32_t hash)
         return false;
     }
     /* The high bits: the low ones chose the flow's slot. */
-    kappa = t->kappa_min + (hash >> 16) % (t->kappa_span);
+    kappa = t->kappa_min + (uint32_t) (hash >> 32) % (t->kappa_span);
     if (e->timeouts < kappa) {
         return false;
     }
@@ -337,110 +463,228 @@ timeout(struct awafs_flowtab *t, struct flow_entry *e, uint32_t hash)
     if (e->type == AWAFS_FLOW_SIZED) {
         return false;           /* Split again by its caller. */
     }
-    set_msg_bytes(e, 0);
+    reset_count(e);
     e->whole = false;
     e->queue = 0;
     return true;
 }
 
+/* Ends the message of 'e' at a boundary only its host reported (verify
+ * mode): reported in 'r' as any other, but the next message is classified
+ * as if this one went on -- its count carries on from this one's, and it
+ * starts in the queue this one reached -- so that host reports never
+ * promote a flow. */
+static void
+end_host_message(struct awafs_flowtab *t, struct flow_entry *e,
+                 int64_t now_us, struct awafs_flow_result *r)
+{
+    uint64_t carry = (uint64_t) e->carry + msg_bytes(e);
+    uint8_t floor = e->queue;
+
+    end_message(t, e, now_us, r);
+    e->carry = carry > UINT32_MAX ? UINT32_MAX : carry;
+    e->queue = floor;
+    t->stats.host_boundaries++;
+}
+
+/* How the message of a flow ended before its segment 'h'. */
+enum boundary {
+    NO_BOUNDARY,
+    SWITCH_BOUNDARY,            /* Turnaround or idle gap, seen here. */
+    HOST_BOUNDARY,              /* Only the host's report (verify mode). */
+};
+
 /* Whether the message of 'e' ended before segment 'h': see the file's
  * comment. */
-static bool
+static enum boundary
 ended_before(const struct flow_entry *e, const struct awafs_hdr *h,
              bool host_reports, int64_t now_us, int64_t idle_us)
 {
-    if (!msg_bytes(e)) {
-        return false;
+    int32_t gap = h->seq - e->end;
+
+    if (!msg_bytes(e) && !e->carry) {
+        /* Nothing since the last boundary; after one only the host
+         * reported, the switch's own still ends what it carries. */
+        return NO_BOUNDARY;
     }
-    return ((h->tcp_flags & AWAFS_TCP_ACK)
-            && (int32_t) (h->ack - e->ack) > 0)
-           || (e->psh && now_us - e->last_us > idle_us && h->payload_len
-               && (int32_t) (h->seq - e->end) >= 0)
-           || (host_reports && awafs_hdr_counts_prev(h)
-               && h->prev_end == e->end
-               && h->prev_size == msg_bytes(e));
+    if (((h->tcp_flags & AWAFS_TCP_ACK) && (int32_t) (h->ack - e->ack) > 0)
+        || (e->psh && now_us - e->last_us > idle_us && h->payload_len
+            && gap >= 0 && gap <= (int32_t) AWAFS_FLOWTAB_MAX_GAP)) {
+        return SWITCH_BOUNDARY;
+    }
+    if (host_reports && awafs_hdr_counts_prev(h)
+        && h->prev_end == e->end && h->prev_size == msg_bytes(e)) {
+        return HOST_BOUNDARY;
+    }
+    return NO_BOUNDARY;
 }
 
-/* awafs_flowtab_update() without the queue.  Returns the flow's entry,
- * or NULL for a late segment of a finished connection. */
+/* The type of a message whose segment carries Karuna word 'word': a
+ * deadline is the sender's claim, which the switch cannot check, so it is
+ * taken as the size it declares (or none). */
+static enum awafs_flow_type
+policed_type(struct awafs_flowtab *t, uint32_t word)
+{
+    enum awafs_flow_type type = awafs_karuna_type(word);
+
+    if (type == AWAFS_FLOW_DEADLINE) {
+        t->stats.deadlines_refused++;
+        type = awafs_karuna_size(word) ? AWAFS_FLOW_SIZED
+                                       : AWAFS_FLOW_UNKNOWN;
+    }
+    return type;
+}
+
+/* Queues count_segment() may decide on its own. */
+#define QUEUE_BY_COUNT (-1)     /* By the message's count (the caller). */
+#define QUEUE_LOWEST (-2)       /* The lowest queue. */
+
+/* A segment 'h' of the closed connection of 'e': data within the message
+ * its FIN or RST ended keeps that message's queue; any other data, which
+ * the receiver would not take, the lowest.  Returns the queue (or
+ * QUEUE_LOWEST). */
+static int
+late_segment(struct awafs_flowtab *t, struct flow_entry *e,
+             const struct awafs_hdr *h)
+{
+    uint32_t end = h->seq + h->payload_len;
+
+    if (!h->payload_len) {
+        return 0;               /* Byte-free: the caller's budget. */
+    }
+    if ((int32_t) (end - e->end) <= 0
+        && (uint32_t) (e->end - h->seq) <= e->last_size) {
+        return e->queue;
+    }
+    t->stats.late_refused++;
+    return QUEUE_LOWEST;
+}
+
+/* awafs_flowtab_update() without the queue.  Returns the flow's entry, or
+ * NULL with '*queue' set for a late segment of a finished connection;
+ * '*queue' is QUEUE_BY_COUNT unless the segment's queue does not depend on
+ * its count. */
 static struct flow_entry *
 count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
               const struct awafs_hdr *h, bool host_reports,
-              int64_t now_us, int64_t idle_us, struct awafs_flow_result *r)
+              int64_t now_us, int64_t idle_us, struct awafs_flow_result *r,
+              int *queue)
 {
     bool is_new;
-    uint32_t hash;
+    uint64_t hash;
     struct flow_entry *e = lookup(t, key, &hash, &is_new);
+    uint8_t flags = h->tcp_flags;
     uint32_t seq = h->seq;
     uint32_t end = seq + h->payload_len;
+    enum boundary boundary = NO_BOUNDARY;
     int64_t silent_us;
+    uint32_t before;
+    int32_t gap;
 
     r->n_completed = 0;
+    *queue = QUEUE_BY_COUNT;
     if (is_new) {
-        e->key = *key;
+        e->tag = hash;
+        memcpy(e->src, key->src, sizeof e->src);
         e->used = true;
         e->closed = false;
         e->psh = false;
         e->whole = false;
+        e->midstream = !(flags & AWAFS_TCP_SYN);
         clear_message_state(e);
         e->type = AWAFS_FLOW_UNKNOWN;
         e->full = 0;
         e->end = seq;
-        set_msg_bytes(e, 0);
+        e->last_size = 0;
+        e->carry = 0;
+        reset_count(e);
     } else if (e->closed) {
-        if (!(h->tcp_flags & AWAFS_TCP_SYN)) {
+        if (!(flags & AWAFS_TCP_SYN)) {
             /* A late segment of a finished connection. */
             e->last_us = now_us;
             r->bytes_sent = 0;
+            *queue = late_segment(t, e, h);
             return NULL;
         }
         e->closed = false;
         t->stats.flows++;
-    } else if (ended_before(e, h, host_reports, now_us, idle_us)) {
-        /* This segment belongs to the next message. */
-        end_message(t, e, r);
-        if ((int32_t) (seq - e->end) > 0) {
-            e->end = seq;
+    } else if (flags & AWAFS_TCP_SYN) {
+        if ((msg_bytes(e) || e->queue || e->carry)
+            && now_us - e->last_us <= AWAFS_FLOWTAB_QUIET_US) {
+            /* RFC 5961 4: a SYN on a connection that sent data (or whose
+             * message holds a queue) would restart it at the top. */
+            t->stats.syn_ignored++;
+            e->last_us = now_us;
+            r->bytes_sent = msg_bytes(e);
+            return e;
+        }
+    } else {
+        boundary = ended_before(e, h, host_reports, now_us, idle_us);
+        if (boundary != NO_BOUNDARY) {
+            /* This segment belongs to the next message. */
+            if (boundary == HOST_BOUNDARY) {
+                end_host_message(t, e, now_us, r);
+            } else {
+                end_message(t, e, now_us, r);
+            }
+            gap = seq - e->end;
+            if (gap > 0 && gap <= (int32_t) AWAFS_FLOWTAB_MAX_GAP) {
+                e->end = seq;
+            }
         }
     }
     silent_us = now_us - e->last_us;
     e->last_us = now_us;
-    e->ack = h->ack;
-    if (h->has_karuna && h->payload_len) {
-        e->type = awafs_karuna_type(h->karuna);
-    }
 
-    if (h->tcp_flags & AWAFS_TCP_SYN) {
+    if (flags & AWAFS_TCP_SYN) {
         /* The SYN takes one sequence number; data starts after it.  Its MSS
          * minus the most TCP options take is a lower bound of what a
          * full-sized segment carries. */
+        e->ack = h->ack;
         e->end = seq + 1;
-        set_msg_bytes(e, 0);
+        reset_count(e);
         e->whole = true;
+        e->midstream = false;
+        e->carry = 0;
         clear_message_state(e);
+        e->type = AWAFS_FLOW_UNKNOWN;
         e->full = (h->mss > AWAFS_TCP_MAX_OPTIONS
                    ? h->mss - AWAFS_TCP_MAX_OPTIONS : 0);
         r->bytes_sent = 0;
         return e;
+    }
+
+    before = e->end;
+    gap = seq - before;
+    if (gap > (int32_t) AWAFS_FLOWTAB_MAX_GAP) {
+        /* Beyond any window: the receiver drops it, so it counts for
+         * nothing, neither its bytes nor its flags. */
+        t->stats.out_of_window++;
+        r->bytes_sent = msg_bytes(e);
+        *queue = QUEUE_LOWEST;
+        return e;
+    }
+    e->ack = h->ack;
+    if (h->has_karuna && h->payload_len) {
+        e->type = policed_type(t, h->karuna);
     }
     if (h->payload_len > e->full) {
         e->full = h->payload_len > UINT16_MAX ? UINT16_MAX : h->payload_len;
     }
     /* The segment's offset in the message: the bytes up to 'end', plus its
      * distance beyond 'end' (a gap) or minus it (data sent again). */
-    int64_t ofs = (int64_t) msg_bytes(e) + (int32_t) (seq - e->end);
+    int64_t ofs = (int64_t) msg_bytes(e) + gap;
 
     /* Data of this message sent again makes it tardy; data of an earlier
      * message (a late retransmission after the message ended) does not. */
-    if (h->payload_len && !is_new && (int32_t) (seq - e->end) < 0
-        && ofs + h->payload_len > 0) {
+    if (h->payload_len && !is_new && gap < 0 && ofs + h->payload_len > 0) {
         if (!e->tardy) {
             e->tardy = true;
             t->stats.tardy_flows++;
         }
         if (silent_us >= t->rto_min_us && timeout(t, e, hash)) {
             /* Restarted: its count starts again after this segment. */
-            ofs = (int32_t) (seq - e->end);
+            ofs = gap;
         }
     }
 
@@ -453,19 +697,41 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
         if ((int32_t) (end - e->end) > 0) {
             set_msg_bytes(e, msg_bytes(e) + (uint32_t) (end - e->end));
             e->end = end;
-            e->psh = (h->tcp_flags & AWAFS_TCP_PSH)
-                     && h->payload_len < e->full;
+            e->psh = (flags & AWAFS_TCP_PSH) && h->payload_len < e->full;
+        }
+        if (ofs + h->payload_len > 0) {
+            add_fwd(e, h->payload_len);
         }
     }
 
-    if (h->tcp_flags & (AWAFS_TCP_FIN | AWAFS_TCP_RST)) {
-        end_message(t, e, r);
-        e->closed = true;
-        t->stats.flows--;
-    } else if (host_reports && awafs_hdr_counts_completion(h)
-               && h->flow_size == msg_bytes(e)) {
-        /* An end host's completion that agrees with what the switch saw. */
-        end_message(t, e, r);
+    if (flags & (AWAFS_TCP_FIN | AWAFS_TCP_RST)) {
+        /* The receiver takes a FIN in sequence, a RST only at RCV.NXT. */
+        bool fin_ok = (flags & AWAFS_TCP_FIN) && gap <= 0
+                      && (int32_t) (end - before) >= 0;
+        bool rst_ok = (flags & AWAFS_TCP_RST) && seq == before;
+
+        if (fin_ok || rst_ok) {
+            uint64_t span = msg_bytes(e);
+            uint8_t last_queue = e->queue;
+
+            end_message(t, e, now_us, r);
+            e->queue = last_queue;
+            e->last_size = span > UINT32_MAX ? UINT32_MAX : span;
+            e->closed = true;
+            t->stats.flows--;
+            return e;
+        }
+        if (flags & AWAFS_TCP_RST) {
+            t->stats.rst_ignored++;
+        } else {
+            t->stats.fin_ignored++;
+        }
+    }
+    if (host_reports && awafs_hdr_counts_completion(h)
+        && h->flow_size == msg_bytes(e)) {
+        /* An end host's completion that agrees with what the switch
+         * saw. */
+        end_host_message(t, e, now_us, r);
     }
     return e;
 }
@@ -478,18 +744,25 @@ awafs_flowtab_update(struct awafs_flowtab *t,
                      const struct awafs_thresholds *thr,
                      struct awafs_flow_result *r)
 {
+    int forced;
     struct flow_entry *e = count_segment(t, key, h, host_reports, now_us,
-                                         idle_us, r);
+                                         idle_us, r, &forced);
+    unsigned int lowest = thr->n_queues ? thr->n_queues - 1 : 0;
+    uint64_t count;
     unsigned int q;
 
-    if (!e) {
-        r->queue = 0;
-        r->type = AWAFS_FLOW_UNKNOWN;
-        r->aged = false;
+    r->type = e ? e->type : AWAFS_FLOW_UNKNOWN;
+    r->aged = e ? e->aged : false;
+    if (forced != QUEUE_BY_COUNT) {
+        r->queue = forced == QUEUE_LOWEST ? lowest : (unsigned int) forced;
         return;
     }
-    r->type = e->type;
-    r->aged = e->aged;
+    if (e->midstream && !e->closed) {
+        /* Its start unseen: its count means nothing, so no priority. */
+        t->stats.midstream_packets++;
+        r->queue = lowest;
+        return;
+    }
     if (e->tardy && r->bytes_sent < t->tardy_limit) {
         /* Above its message's queue on purpose: what it lost first. */
         t->stats.tardy_packets++;
@@ -499,13 +772,14 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     /* A message never moves up: when the thresholds rise (or a segment is
      * sent again), its later segments would overtake its own queued ones.
      * Verify mode believes the host's count when it is the larger. */
-    q = awafs_classify(thr, (host_reports && h->bytes_sent > r->bytes_sent
-                             ? h->bytes_sent : r->bytes_sent));
+    count = r->bytes_sent + e->carry;
+    q = awafs_classify(thr, (host_reports && h->bytes_sent > count
+                             ? h->bytes_sent : count));
     if (q < e->queue) {
         q = e->queue;
         t->stats.held_down++;
     }
-    if (msg_bytes(e)) {
+    if (msg_bytes(e) || e->closed) {
         e->queue = q;           /* Not if this segment ended its message. */
     }
     r->queue = q;
@@ -525,7 +799,7 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
         t->sweep = (t->sweep + 1) & t->mask;
         if (e->used && e->psh && now_us - e->last_us > quiet) {
             enum awafs_flow_type type = e->type;
-            uint64_t size = take_message(t, e);
+            uint64_t size = take_message(t, e, now_us);
 
             if (size) {
                 if (types) {
@@ -551,6 +825,13 @@ awafs_flow_key_from_frame(const void *frame, size_t len,
     }
     memset(key, 0, sizeof *key);
     key->ip_version = h->ip_version;
+    /* The VLAN IDs the parser stepped over (outer first): two tenants'
+     * flows with the same 5-tuple on different VLANs are two flows. */
+    for (int i = 0; i < 2 && ETH_HLEN_ + 4 * (i + 1) <= h->l3_ofs; i++) {
+        const uint8_t *tci = p + ETH_HLEN_ + 4 * i;
+
+        key->vlan[i] = (uint16_t) ((tci[0] & 0x0f) << 8 | tci[1]);
+    }
     if (h->ip_version == 4) {
         memcpy(key->src, l3 + 12, 4);
         memcpy(key->dst, l3 + 16, 4);

@@ -194,6 +194,7 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         }
         hdr->ip_version = 4;
         hdr->l3_ofs = l3 - p;
+        hdr->ip_end = hdr->l3_ofs + tot_len;
         if (l3[9] != IPPROTO_TCP_) {
             return AWAFS_PARSE_NOT_TCP;
         }
@@ -212,6 +213,7 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         }
         hdr->ip_version = 6;
         hdr->l3_ofs = l3 - p;
+        hdr->ip_end = hdr->l3_ofs + IPV6_HLEN + payload_len;
         nh = l3[6];
         if (is_ipv6_ext_hdr(nh)) {
             return AWAFS_PARSE_UNSUPPORTED;
@@ -258,6 +260,7 @@ awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
     hdr->l4_ofs = 0;
+    hdr->ip_end = 0;
     hdr->payload_len = 0;
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
     r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse__(frame, len, hdr);

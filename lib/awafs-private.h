@@ -52,6 +52,85 @@ awafs_keyed_hash(const uint32_t *key, const uint64_t *w, int n)
     return h >> 32;
 }
 
+/* SipHash (Aumasson and Bernstein, "SipHash: a fast short-input PRF",
+ * 2012) with a 128-bit key 'k' over the 'len' bytes at 'data', with 'c'
+ * compression and 'd' finalization rounds: SipHash-2-4 is (2, 4), SipHash-1-3
+ * (1, 3).  A pseudorandom function: without the key, outputs cannot be
+ * predicted nor inputs chosen to collide.  Written from the paper's
+ * description; words are read little-endian whatever the host's order. */
+#define AWAFS_SIP_ROTL(X, B) (((X) << (B)) | ((X) >> (64 - (B))))
+
+static inline void
+awafs_sip_round(uint64_t v[4])
+{
+    v[0] += v[1];
+    v[1] = AWAFS_SIP_ROTL(v[1], 13);
+    v[1] ^= v[0];
+    v[0] = AWAFS_SIP_ROTL(v[0], 32);
+    v[2] += v[3];
+    v[3] = AWAFS_SIP_ROTL(v[3], 16);
+    v[3] ^= v[2];
+    v[0] += v[3];
+    v[3] = AWAFS_SIP_ROTL(v[3], 21);
+    v[3] ^= v[0];
+    v[2] += v[1];
+    v[1] = AWAFS_SIP_ROTL(v[1], 17);
+    v[1] ^= v[2];
+    v[2] = AWAFS_SIP_ROTL(v[2], 32);
+}
+
+/* The 'n' <= 8 bytes at 'p' as a little-endian word. */
+static inline uint64_t
+awafs_sip_le64(const uint8_t *p, size_t n)
+{
+    uint64_t w = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&w, p, n);
+#else
+    for (size_t i = 0; i < n; i++) {
+        w |= (uint64_t) p[i] << (8 * i);
+    }
+#endif
+    return w;
+}
+
+static inline uint64_t
+awafs_siphash(const uint64_t k[2], const void *data, size_t len, int c,
+              int d)
+{
+    const uint8_t *p = data;
+    uint64_t v[4] = {
+        k[0] ^ UINT64_C(0x736f6d6570736575),
+        k[1] ^ UINT64_C(0x646f72616e646f6d),
+        k[0] ^ UINT64_C(0x6c7967656e657261),
+        k[1] ^ UINT64_C(0x7465646279746573),
+    };
+    size_t n_words = len / 8;
+    uint64_t m;
+
+    for (size_t i = 0; i < n_words; i++) {
+        m = awafs_sip_le64(p + 8 * i, 8);
+        v[3] ^= m;
+        for (int r = 0; r < c; r++) {
+            awafs_sip_round(v);
+        }
+        v[0] ^= m;
+    }
+    /* The last 0 to 7 bytes, and the length's low byte on top. */
+    m = awafs_sip_le64(p + 8 * n_words, len % 8) | (uint64_t) len << 56;
+    v[3] ^= m;
+    for (int r = 0; r < c; r++) {
+        awafs_sip_round(v);
+    }
+    v[0] ^= m;
+    v[2] ^= 0xff;
+    for (int r = 0; r < d; r++) {
+        awafs_sip_round(v);
+    }
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
 /* Spreads 'seed', which should be random and secret, over the 'n' words of
  * 'key' (splitmix64). */
 static inline void

@@ -538,6 +538,31 @@ awafs_tb_consume(struct awafs_tb *tb, uint64_t bytes)
     }
 }
 
+/* ---- Byte-free segments ---- */
+
+void
+awafs_byte_free_init(struct awafs_tb *budget, uint64_t rate, uint64_t hz,
+                     uint64_t now)
+{
+    if (!rate) {
+        rate = 10000000000ULL / 8;
+    }
+    awafs_tb_init(budget, rate / AWAFS_BYTE_FREE_SHARE ? rate
+                  / AWAFS_BYTE_FREE_SHARE : 1, AWAFS_BYTE_FREE_BURST, hz, now);
+}
+
+unsigned int
+awafs_byte_free_queue(struct awafs_tb *budget, uint64_t now, uint32_t len,
+                      unsigned int n_queues, uint64_t *over)
+{
+    if (awafs_tb_allows(budget, now, len)) {
+        awafs_tb_consume(budget, len);
+        return 0;
+    }
+    (*over)++;
+    return n_queues ? n_queues - 1 : 0;
+}
+
 /* ---- ECN ---- */
 
 static uint16_t

@@ -50,6 +50,13 @@ struct awafs_srclimit {
     struct bucket slots[];
 };
 
+size_t
+awafs_srclimit_memsize(uint32_t n_slots)
+{
+    return sizeof(struct awafs_srclimit)
+           + (size_t) awafs_pow2_at_least(n_slots) * sizeof(struct bucket);
+}
+
 struct awafs_srclimit *
 awafs_srclimit_create(uint32_t n_slots, uint32_t rate, uint32_t burst,
                       uint64_t seed)

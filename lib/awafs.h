@@ -74,7 +74,24 @@ struct awafs_hdr {
     uint32_t payload_len;   /* TCP payload bytes, if l4_ofs. */
     uint32_t seq, ack;      /* TCP sequence and ACK numbers, if l4_ofs. */
     uint16_t mss;           /* TCP MSS option (SYN), 0 if none. */
+    uint16_t ip_end;        /* Offset one past the IP packet, if
+                             * ip_version: what follows is L2 padding. */
 };
+
+/* The smallest frame an honest sender's NIC pads to: 60 bytes (the
+ * Ethernet minimum without FCS), plus 4 per VLAN tag. */
+#define AWAFS_ETH_MIN_FRAME 60
+
+/* True if the IP frame of 'len' bytes parsed into 'h' carries more padding
+ * after its IP packet than the Ethernet minimum needs: bytes that take the
+ * link but that no flow counts (docs/reliability.md). */
+static inline bool
+awafs_hdr_padded(const struct awafs_hdr *h, size_t len)
+{
+    size_t min = AWAFS_ETH_MIN_FRAME + (h->l3_ofs > 14 ? h->l3_ofs - 14 : 0);
+
+    return h->ip_version && len > h->ip_end && len > min;
+}
 
 #define AWAFS_TCP_FIN 0x01
 #define AWAFS_TCP_SYN 0x02
@@ -353,6 +370,27 @@ int64_t awafs_tb_budget(struct awafs_tb *, uint64_t now);
 bool awafs_tb_allows(struct awafs_tb *, uint64_t now, uint64_t bytes);
 void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
 
+/* Byte-free TCP segments (no payload: ACKs, SYNs, FINs, RSTs) delay no one
+ * and pace their flows, so they go to queue 0, but only while the port's
+ * budget for them lasts -- else a tenant sending nothing but empty segments
+ * would own the top of a strict-priority port: a token bucket of
+ * 1/AWAFS_BYTE_FREE_SHARE of the port's rate and AWAFS_BYTE_FREE_BURST
+ * bytes, charged each frame's length.  Beyond it, the lowest queue
+ * (docs/design.md, "Byte-free segments"). */
+#define AWAFS_BYTE_FREE_SHARE 16
+#define AWAFS_BYTE_FREE_BURST 65536
+
+/* Sets up 'budget' for a port of 'rate' bytes per second (0: unknown, taken
+ * as 10 Gb/s) on a clock of 'hz' ticks per second. */
+void awafs_byte_free_init(struct awafs_tb *budget, uint64_t rate,
+                          uint64_t hz, uint64_t now);
+/* The queue of a byte-free segment in a frame of 'len' bytes at 'now', of
+ * a port with 'n_queues' queues; counts in '*over' one beyond the
+ * budget. */
+unsigned int awafs_byte_free_queue(struct awafs_tb *budget, uint64_t now,
+                                   uint32_t len, unsigned int n_queues,
+                                   uint64_t *over);
+
 /* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1). */
 bool awafs_ecn_capable(const uint8_t *frame, size_t len,
                        const struct awafs_hdr *h);
@@ -401,6 +439,7 @@ struct awafs_srclimit;
  * NULL if an argument is 0 or too large, or out of memory. */
 struct awafs_srclimit *awafs_srclimit_create(uint32_t n_slots, uint32_t rate,
                                              uint32_t burst, uint64_t seed);
+size_t awafs_srclimit_memsize(uint32_t n_slots);
 void awafs_srclimit_destroy(struct awafs_srclimit *);
 /* True if the source with address 'addr' (IPv4 in its first 4 bytes, the
  * rest zero; or IPv6) may report one more completion at 'now_us'; false
@@ -411,11 +450,14 @@ uint64_t awafs_srclimit_limited(const struct awafs_srclimit *);
 
 /* ---- Switch-side flow table (trust=switch and trust=verify) ---- */
 
+/* Everything that tells two flows apart at a port.  Fields a caller does
+ * not know are zero ('pad' always). */
 struct awafs_flow_key {
     uint8_t ip_version;
     uint8_t pad;
     uint16_t sport, dport;
     uint8_t src[16], dst[16];   /* IPv4 in the first 4 bytes. */
+    uint16_t vlan[2];           /* VLAN IDs, outer first; 0: untagged. */
 };
 
 struct awafs_flow_result {
@@ -444,6 +486,23 @@ struct awafs_flowtab_stats {
     uint64_t tardy_packets;     /* Their segments put in queue 0. */
     uint64_t timeouts;          /* Retransmissions after a silence. */
     uint64_t aged_flows;        /* Times messages aged by timeouts. */
+    /* What the receiver would not take (lib/awafs-flowtab.c): */
+    uint64_t fin_ignored;       /* FINs not contiguous with the stream. */
+    uint64_t rst_ignored;       /* RSTs not exactly at its end. */
+    uint64_t syn_ignored;       /* SYNs on a connection that sent data. */
+    uint64_t out_of_window;     /* Segments too far beyond its end. */
+    uint64_t late_refused;      /* Data after a FIN or RST, lowest queue. */
+    uint64_t midstream_packets; /* Segments of messages whose start the
+                                 * switch did not see: lowest queue. */
+    uint64_t gaps_trimmed;      /* Completions cut to the bytes
+                                 * forwarded (a gap in the sequence). */
+    uint64_t host_boundaries;   /* Verify: boundaries only the host
+                                 * reported (the next message keeps the
+                                 * queue the last one reached). */
+    uint64_t deadlines_refused; /* Karuna deadline segments typed by their
+                                 * declared size instead. */
+    uint64_t limited;           /* Completions over their source's limit
+                                 * (awafs_flowtab_set_srclimit()). */
 };
 
 struct awafs_flowtab;
@@ -452,6 +511,16 @@ struct awafs_flowtab;
  * hash is keyed from 'seed', which should be random and secret: a sender
  * who could compute it could pick 5-tuples that evict another's flows. */
 struct awafs_flowtab *awafs_flowtab_create(uint32_t capacity, uint64_t seed);
+/* The same with the hash's whole 128-bit SipHash key, which should come
+ * from the system's entropy (getrandom()): awafs_flowtab_create() spreads
+ * 64 bits of seed over it. */
+struct awafs_flowtab *awafs_flowtab_create_keyed(uint32_t capacity,
+                                                 const uint64_t key[2]);
+/* Completions of a source over 'limit' (not owned, which must outlive the
+ * table; NULL: none) are not reported, and counted in 'limited' (of the
+ * stats and of awafs_srclimit_limited()). */
+void awafs_flowtab_set_srclimit(struct awafs_flowtab *,
+                                struct awafs_srclimit *limit);
 /* The first slot 'key' probes (for tests). */
 uint32_t awafs_flowtab_slot(const struct awafs_flowtab *,
                             const struct awafs_flow_key *key);
@@ -601,6 +670,32 @@ void awafs_adapt_current(const struct awafs_adapt *,
 uint32_t awafs_adapt_window_count(const struct awafs_adapt *);
 void awafs_adapt_get_stats(const struct awafs_adapt *,
                            struct awafs_adapt_stats *);
+
+/* ---- Memory budget ---- */
+
+/* What one port may allocate, and all ports together, by default: a
+ * configuration beyond either is refused before anything is allocated. */
+#define AWAFS_MEM_PORT_MAX_DEFAULT ((size_t) 128 << 20)
+#define AWAFS_MEM_TOTAL_MAX_DEFAULT ((size_t) 1024 << 20)
+
+/* The parts of one port whose size its configuration sets. */
+struct awafs_port_mem {
+    const struct awafs_config *core;    /* The sieve's window and ring. */
+    const struct awafs_config *beta;    /* Karuna's second one, or NULL. */
+    uint32_t n_queues;                  /* The scheduler's queues */
+    uint32_t buffer;                    /* and packets. */
+    uint32_t flow_table_size;           /* 0: no flow table. */
+    uint32_t srclimit_slots;            /* 0: no completion limit. */
+};
+
+/* Bytes the core allocates for a port of 'm' (SIZE_MAX if a size is out of
+ * range). */
+size_t awafs_port_memsize(const struct awafs_port_mem *m);
+/* True if a port of 'bytes' fits in 'port_max' and, with the 'others' bytes
+ * the other ports hold, in 'total_max'.  Otherwise false, with a message
+ * saying why in 'msg' (of 'msg_size' bytes, at least 1). */
+bool awafs_memory_check(size_t bytes, size_t others, size_t port_max,
+                        size_t total_max, char *msg, size_t msg_size);
 
 /* Nearest-rank percentile: the smallest sample with at least 'pct_milli' /
  * 100000 of the samples <= it.  Computes 'n_pct' strictly ascending

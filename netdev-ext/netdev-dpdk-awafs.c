@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <rte_config.h>
 #include <rte_cycles.h>
@@ -147,6 +148,11 @@ struct awafs_txq {
     uint64_t pinned[AWAFS_MAX_QUEUES];  /* Packets a set_queue action put. */
     uint64_t type_packets[3];           /* Karuna: by enum awafs_flow_type. */
     uint64_t karuna_oversize;           /* Sent more than their size. */
+    struct awafs_tb byte_free;          /* Byte-free segments' budget, */
+    uint64_t link_rate;                 /* from max-rate or this (bytes/s) */
+    int byte_free_share;                /* divided by this. */
+    uint64_t byte_free_over;            /* Beyond it: the lowest queue. */
+    uint64_t padded;                    /* Padded frames: the lowest queue. */
 
     /* The classification of the batch being queued or, between
      * qos_enqueue() and qos_sent_direct(), sent directly. */
@@ -173,6 +179,7 @@ struct awafs_qos {
      * thread sends on the port (qos_set_n_txq()). */
     struct awafs_txq **txqs;
     int n_txq;
+    size_t mem_bytes;                   /* The core's memory, all of it. */
 
     /* Shared by the instances, written off the per-packet path: the
      * thresholds (RCU, from the recalculation thread) and the completion
@@ -719,6 +726,18 @@ awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq, uint64_t tsc)
     return tq->credit;
 }
 
+/* Sets the byte-free segments' budget of instance 'tq' for parameters 'p':
+ * its share of the port's (awafs_byte_free_queue()). */
+static void
+awafs_txq_init_byte_free(struct awafs_txq *tq,
+                         const struct awafs_qos_params *p)
+{
+    uint64_t rate = p->max_rate ? p->max_rate / 8 : tq->link_rate;
+
+    awafs_byte_free_init(&tq->byte_free, rate / tq->byte_free_share,
+                         rte_get_tsc_hz(), rte_get_tsc_cycles());
+}
+
 /* Applies the datapath parameters 'dp' to instance 'tq', if it has not. */
 static void
 awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
@@ -731,6 +750,7 @@ awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
     tq->params_seq = dp->seq;
     awafs_sched_set_ecn(tq->sched, p->ecn_threshold, p->ecn_per_queue);
     awafs_sched_set_max_wait(tq->sched, awafs_us_to_ticks(p->max_wait_us));
+    awafs_txq_init_byte_free(tq, p);
     if (tq->flows) {
         awafs_flowtab_set_tardy(tq->flows, awafs_tardy_limit(p));
         awafs_qos_set_aging(tq->flows, p);
@@ -858,12 +878,83 @@ awafs_buffers_except(const struct qos_conf *cur)
     return n;
 }
 
+/* The core's memory for parameters 'p' with 'n_txq' instances: the
+ * windows and rings, shared, and per instance a scheduler, a flow table and
+ * a source limit.  SIZE_MAX if out of range. */
+static size_t
+awafs_params_memsize(const struct awafs_qos_params *p, int n_txq)
+{
+    const struct awafs_port_mem each = {
+        .n_queues = p->n_queues,
+        .buffer = p->buffer,
+        .flow_table_size = (p->trust != AWAFS_TRUST_HOST
+                            ? p->flow_table_size : 0),
+        .srclimit_slots = (p->completion_rate_limit
+                           ? AWAFS_SRCLIMIT_SOURCES : 0),
+    };
+    const struct awafs_port_mem shared = {
+        .core = &p->core,
+        .beta = p->karuna ? &p->beta : NULL,
+        .n_queues = p->n_queues,
+        .buffer = 1,
+    };
+    size_t one = awafs_port_memsize(&each);
+    size_t all = awafs_port_memsize(&shared);
+
+    n_txq = MAX(n_txq, 1);
+    if (one == SIZE_MAX || all == SIZE_MAX || one > SIZE_MAX / 2 / n_txq) {
+        return SIZE_MAX;
+    }
+    return all - awafs_sched_memsize(p->n_queues, 1) + one * n_txq;
+}
+
+/* Memory that the awafs configurations other than 'cur' hold. */
+static size_t
+awafs_memory_except(const struct qos_conf *cur)
+{
+    const struct awafs_qos *aq;
+    size_t n = 0;
+
+    ovs_mutex_lock(&awafs_mutex);
+    LIST_FOR_EACH (aq, list_node, &awafs_list) {
+        if (&aq->qos_conf != cur) {
+            n += aq->mem_bytes;
+        }
+    }
+    ovs_mutex_unlock(&awafs_mutex);
+    return n;
+}
+
+/* NULL if parameters 'p' with 'n_txq' instances fit the memory a port may
+ * use and what the other ports leave, checked before anything is
+ * allocated; otherwise a message for the log. */
+static char *
+awafs_memory_check_params(const struct qos_conf *cur,
+                          const struct awafs_qos_params *p, int n_txq)
+{
+    char why[256];
+
+    if (awafs_memory_check(awafs_params_memsize(p, n_txq),
+                           awafs_memory_except(cur),
+                           AWAFS_MEM_PORT_MAX_DEFAULT,
+                           AWAFS_MEM_TOTAL_MAX_DEFAULT, why, sizeof why)) {
+        return NULL;
+    }
+    return xasprintf("memory: this configuration %s (completion-ring-size, "
+                     "window-capacity, size-window-capacity, flow-table-size "
+                     "and buffer set it)", why);
+}
+
 static char *
 awafs_qos_check(const struct qos_conf *cur, const struct smap *details)
 {
     struct awafs_qos_params params;
     char *msg = awafs_qos_parse(details, &params);
 
+    if (!msg) {
+        msg = awafs_memory_check_params(
+            cur, &params, cur ? MAX(awafs_qos_cast(cur)->n_txq, 1) : 1);
+    }
     if (!msg) {
         uint64_t others = awafs_buffers_except(cur);
         int n_txq = cur ? MAX(awafs_qos_cast(cur)->n_txq, 1) : 1;
@@ -901,12 +992,17 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     char *msg;
 
     msg = awafs_qos_parse(details, &params);
+    if (!msg) {
+        msg = awafs_memory_check_params(NULL, &params, 1);
+    }
     if (msg) {
+        VLOG_WARN("%s", msg);
         free(msg);
         return EINVAL;
     }
 
     aq = xzalloc(sizeof *aq);
+    aq->mem_bytes = awafs_params_memsize(&params, 1);
     qos_conf_init(&aq->qos_conf, &awafs_ops);
     aq->created = time_msec();
     aq->params = params;
@@ -979,17 +1075,34 @@ awafs_txq_destroy(struct awafs_txq *tq)
     }
 }
 
-/* A new instance of 'aq' for its parameters, NULL if memory is short. */
+/* A secret 128-bit key for a flow table's SipHash, from the system's
+ * entropy (random_uint64() has 32 bits of state). */
+static void
+awafs_secret_key(uint64_t key[2])
+{
+    if (getrandom(key, 2 * sizeof key[0], 0) != 2 * sizeof key[0]) {
+        VLOG_WARN_ONCE("getrandom() failed: flow table keyed from "
+                       "random_uint64()");
+        key[0] = random_uint64();
+        key[1] = random_uint64() ^ time_usec();
+    }
+}
+
+/* A new instance of 'aq' (one of 'n_txq') for its parameters, NULL if
+ * memory is short. */
 static struct awafs_txq *
-awafs_txq_create(const struct awafs_qos *aq)
+awafs_txq_create(const struct awafs_qos *aq, int n_txq)
 {
     const struct awafs_qos_params *p = &aq->params;
     struct awafs_txq *tq = xzalloc_cacheline(sizeof *tq);
 
     tq->sched = awafs_sched_create(p->n_queues, p->buffer);
     if (p->trust != AWAFS_TRUST_HOST) {
-        /* A secret hash key: see awafs_flowtab_create(). */
-        tq->flows = awafs_flowtab_create(p->flow_table_size, random_uint64());
+        uint64_t key[2];
+
+        /* A secret hash key: see awafs_flowtab_create_keyed(). */
+        awafs_secret_key(key);
+        tq->flows = awafs_flowtab_create_keyed(p->flow_table_size, key);
     }
     if (p->completion_rate_limit) {
         /* A tenth of a second's worth at once; a secret hash key, as for
@@ -1003,6 +1116,12 @@ awafs_txq_create(const struct awafs_qos *aq)
         awafs_txq_destroy(tq);
         return NULL;
     }
+    if (tq->flows) {
+        /* Completions the switch counts are limited per source too. */
+        awafs_flowtab_set_srclimit(tq->flows, tq->srclimit);
+    }
+    tq->link_rate = (uint64_t) aq->link_mbps * 1000000 / 8;
+    tq->byte_free_share = MAX(n_txq, 1);
     tq->refill = 1;
     awafs_txq_apply(tq, ovsrcu_get_protected(struct awafs_dp_params *,
                                              &aq->dp_params));
@@ -1015,10 +1134,18 @@ static int
 awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
-    struct awafs_txq **txqs = xcalloc(n_txq, sizeof *txqs);
+    char *msg = awafs_memory_check_params(conf, &aq->params, n_txq);
+    struct awafs_txq **txqs;
+
+    if (msg) {
+        VLOG_WARN("%s", msg);
+        free(msg);
+        return ENOMEM;
+    }
+    txqs = xcalloc(n_txq, sizeof *txqs);
 
     for (int i = 0; i < n_txq; i++) {
-        txqs[i] = awafs_txq_create(aq);
+        txqs[i] = awafs_txq_create(aq, n_txq);
         if (!txqs[i]) {
             while (i--) {
                 awafs_txq_destroy(txqs[i]);
@@ -1034,6 +1161,9 @@ awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
     free(aq->txqs);
     aq->txqs = txqs;
     aq->n_txq = n_txq;
+    ovs_mutex_lock(&awafs_mutex);
+    aq->mem_bytes = awafs_params_memsize(&aq->params, n_txq);
+    ovs_mutex_unlock(&awafs_mutex);
     return 0;
 }
 
@@ -1081,6 +1211,45 @@ awafs_format_pct_list(struct ds *s, const uint32_t *pct_milli, uint32_t n)
     }
 }
 
+/* The flow table's counters (struct awafs_flowtab_stats), by their names
+ * in qos/show, in its order. */
+static const struct {
+    const char *name;
+    size_t ofs;
+} awafs_flowtab_counters[] = {
+#define AWAFS_FT(NAME, FIELD) \
+    { NAME, offsetof(struct awafs_flowtab_stats, FIELD) }
+    AWAFS_FT("flows", flows),
+    AWAFS_FT("flow-evictions", evictions),
+    AWAFS_FT("switch-completions", completions),
+    AWAFS_FT("switch-partial", partial),
+    AWAFS_FT("switch-held-down", held_down),
+    AWAFS_FT("tardy-flows", tardy_flows),
+    AWAFS_FT("tardy-packets", tardy_packets),
+    AWAFS_FT("timeouts", timeouts),
+    AWAFS_FT("aged-flows", aged_flows),
+    AWAFS_FT("fin-ignored", fin_ignored),
+    AWAFS_FT("rst-ignored", rst_ignored),
+    AWAFS_FT("syn-ignored", syn_ignored),
+    AWAFS_FT("out-of-window", out_of_window),
+    AWAFS_FT("late-refused", late_refused),
+    AWAFS_FT("midstream-packets", midstream_packets),
+    AWAFS_FT("gaps-trimmed", gaps_trimmed),
+    AWAFS_FT("host-boundaries", host_boundaries),
+    AWAFS_FT("deadlines-refused", deadlines_refused),
+#undef AWAFS_FT
+};
+
+/* Counter 'c' of awafs_flowtab_counters[] in 'stats', whose members are
+ * all uint64_t. */
+static uint64_t *
+awafs_flowtab_counter(struct awafs_flowtab_stats *stats, size_t c)
+{
+    BUILD_ASSERT(sizeof *stats % sizeof(uint64_t) == 0);
+    return (uint64_t *) stats
+           + awafs_flowtab_counters[c].ofs / sizeof(uint64_t);
+}
+
 /* The counters of all instances of a port, added up. */
 struct awafs_qos_sums {
     struct awafs_parse_stats parse;
@@ -1092,6 +1261,8 @@ struct awafs_qos_sums {
     uint64_t type_packets[3];
     uint64_t karuna_oversize;
     uint64_t backlog;
+    uint64_t byte_free_over;
+    uint64_t padded;
 };
 
 static void
@@ -1108,16 +1279,13 @@ awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
             struct awafs_flowtab_stats fs;
 
             awafs_flowtab_get_stats(tq->flows, &fs);
-            sum->flows.flows += fs.flows;
-            sum->flows.evictions += fs.evictions;
-            sum->flows.completions += fs.completions;
-            sum->flows.partial += fs.partial;
-            sum->flows.held_down += fs.held_down;
-            sum->flows.tardy_flows += fs.tardy_flows;
-            sum->flows.tardy_packets += fs.tardy_packets;
-            sum->flows.timeouts += fs.timeouts;
-            sum->flows.aged_flows += fs.aged_flows;
+            for (size_t c = 0; c < ARRAY_SIZE(awafs_flowtab_counters); c++) {
+                *awafs_flowtab_counter(&sum->flows, c)
+                    += *awafs_flowtab_counter(&fs, c);
+            }
         }
+        sum->byte_free_over += tq->byte_free_over;
+        sum->padded += tq->padded;
         sum->completions += tq->completions;
         if (tq->srclimit) {
             sum->completions_limited += awafs_srclimit_limited(tq->srclimit);
@@ -1248,22 +1416,15 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
         smap_add_format(details, "rto-min-us", "%"PRId64, p->rto_min_us);
     }
     if (p->trust != AWAFS_TRUST_HOST) {
-        const struct awafs_flowtab_stats fs = sum.flows;
-
-        smap_add_format(details, "flows", "%"PRIu64, fs.flows);
-        smap_add_format(details, "flow-evictions", "%"PRIu64, fs.evictions);
-        smap_add_format(details, "switch-completions", "%"PRIu64,
-                        fs.completions);
-        smap_add_format(details, "switch-partial", "%"PRIu64,
-                        fs.partial);
-        smap_add_format(details, "switch-held-down", "%"PRIu64,
-                        fs.held_down);
-        smap_add_format(details, "tardy-flows", "%"PRIu64, fs.tardy_flows);
-        smap_add_format(details, "tardy-packets", "%"PRIu64,
-                        fs.tardy_packets);
-        smap_add_format(details, "timeouts", "%"PRIu64, fs.timeouts);
-        smap_add_format(details, "aged-flows", "%"PRIu64, fs.aged_flows);
+        for (size_t c = 0; c < ARRAY_SIZE(awafs_flowtab_counters); c++) {
+            smap_add_format(details, awafs_flowtab_counters[c].name,
+                            "%"PRIu64, *awafs_flowtab_counter(&sum.flows, c));
+        }
     }
+    smap_add_format(details, "byte-free-over-budget", "%"PRIu64,
+                    sum.byte_free_over);
+    smap_add_format(details, "padded-frames", "%"PRIu64, sum.padded);
+    smap_add_format(details, "memory-bytes", "%"PRIuSIZE, aq->mem_bytes);
 
     /* State. */
     t = ovsrcu_get(struct awafs_thresholds *, &aq->thr);
@@ -1485,7 +1646,10 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
         tq->karuna_oversize += size != 0;
         type = AWAFS_FLOW_UNKNOWN;
     }
-    tq->type_packets[type]++;
+    if (h->payload_len) {
+        /* Byte-free segments go by the budget (awafs_qos_classify()). */
+        tq->type_packets[type]++;
+    }
     if (type == AWAFS_FLOW_UNKNOWN && sieve_queue >= 0) {
         return 1 + sieve_queue;
     }
@@ -1498,7 +1662,7 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
 /* '*now_us' is the batch's time, read on first use (-1 until then): host
  * mode needs it only for completions. */
 static unsigned int
-awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
+awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
                    const struct awafs_thresholds *thr,
                    const struct awafs_thresholds *beta,
@@ -1514,7 +1678,8 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
 
         if (r != AWAFS_PARSE_OK) {
             /* A TCP segment without data (an ACK, SYN or FIN of a host
-             * without the agent) delays no one and paces its flow. */
+             * without the agent) delays no one and paces its flow: queue 0
+             * within the budget (awafs_qos_classify()). */
             return (r == AWAFS_PARSE_NO_OPTION && !h->payload_len
                     ? 0 : p->default_queue);
         }
@@ -1557,6 +1722,37 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                                       fr.bytes_sent, fr.queue, fr.aged);
     }
     return fr.queue;
+}
+
+/* awafs_qos_classify__(), then the rules for what a frame carries, in
+ * every trust mode (docs/design.md, "Byte-free segments"): a TCP frame
+ * padded past the Ethernet minimum goes to the lowest queue, and a TCP
+ * segment without payload to queue 0 only within the instance's budget
+ * for them. */
+static unsigned int
+awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
+                   const struct awafs_qos_params *p,
+                   const struct awafs_thresholds *thr,
+                   const struct awafs_thresholds *beta,
+                   const uint8_t *data, uint32_t len,
+                   enum awafs_parse_result r, const struct awafs_hdr *h,
+                   int64_t *now_us)
+{
+    unsigned int q = awafs_qos_classify__(aq, tq, p, thr, beta, data, len,
+                                          r, h, now_us);
+
+    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
+        return q;
+    }
+    if (OVS_UNLIKELY(awafs_hdr_padded(h, len))) {
+        tq->padded++;
+        return p->n_queues - 1;
+    }
+    if (!h->payload_len) {
+        return awafs_byte_free_queue(&tq->byte_free, rte_get_tsc_cycles(),
+                                     len, p->n_queues, &tq->byte_free_over);
+    }
+    return q;
 }
 
 /* The queue a 'set_queue' action named, given the packet's 'skb_priority'

@@ -360,9 +360,11 @@ def test_window_types(sw, window):
 # ---- trust modes (issue 4, switch side) -------------------------------------
 
 def liar_and_honest_frames():
-    """Two flows of 20 segments of 1000 bytes: a liar claiming 0 bytes sent
-    on every segment, and an honest sender."""
-    frames = []
+    """Two flows of 20 segments of 1000 bytes after their SYNs: a liar
+    claiming 0 bytes sent on every segment, and an honest sender.  (The
+    switch gives a flow whose SYN it did not see no priority at all.)"""
+    frames = [tcp_frame(sport=port, seq=0xFFFFFFFF, payload=0, flags="S")
+              for port in (LOW, HIGH)]
     for i in range(20):
         frames.append(tcp_frame(bytes_sent=0, sport=LOW, seq=1000 * i))
         frames.append(tcp_frame(bytes_sent=1000 * i, sport=HIGH,
@@ -417,9 +419,10 @@ def test_switch_counts_without_any_header(sw):
     time.sleep(1.2)
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["headerless"]) == 25
-    # LOW: 3 segments below 3000 bytes, 2 at or above it, the FIN too;
-    # HIGH: its second message's last segment, at 3000.
-    assert queues[1]["enqueued-packets"] == "4"
+    # LOW: 3 segments below 3000 bytes, 2 at or above it (its FIN, with no
+    # payload, goes to queue 0 within the byte-free budget); HIGH: its
+    # second message's last segment, at 3000.
+    assert queues[1]["enqueued-packets"] == "3"
     assert details["switch-completions"] == "3"     # 5000, 2500, 3500.
     assert details["switch-partial"] == "10"        # The spoofed FINs.
     assert details["completions"] == "3"

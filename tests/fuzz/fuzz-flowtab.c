@@ -7,7 +7,13 @@
  * Each is built into a real frame and goes through what the datapath does:
  * awafs_parse(), awafs_flow_key_from_frame(), awafs_flowtab_update(), and
  * now and then awafs_flowtab_sweep(), on a table of 8 flows so that
- * evictions happen, with tardy flows off, TFS or TFS+ (by input length).  Built with ASan + UBSan; checks the table's promises. */
+ * evictions happen, with tardy flows off, TFS or TFS+ (by input length),
+ * and a per-source completion limit.  A segment may be padded past the
+ * Ethernet minimum, and byte-free ones go through the port's budget, as
+ * the datapath does.  Built with ASan + UBSan; checks the table's promises,
+ * over the whole sequence: no completion reports more bytes than the
+ * segments forwarded, a Karuna deadline is never taken on the sender's
+ * word, every limited completion is counted, padding is told. */
 
 #include "awafs.h"
 
@@ -86,6 +92,9 @@ build(const uint8_t *r, uint8_t *f)
     f[l4 + 13] = r[1];                  /* Flags. */
     memcpy(f + l4 + 20, opt, opt_len);
     len = l4 + tcp_len;
+    if (r[15] & 0x80) {
+        len += r[15] & 0x7f;    /* Padding after the IP packet. */
+    }
     return len < 60 ? 60 : len;
 }
 
@@ -99,9 +108,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                              UINT64_MAX, UINT64_MAX } };
     static const uint64_t tardy_limits[3] = { 0, UINT64_MAX, 3000 };
     struct awafs_flowtab *t = awafs_flowtab_create(8, size);
+    struct awafs_srclimit *limit = awafs_srclimit_create(4, 1000, 2, size);
     struct awafs_flowtab_stats st;
+    uint64_t payload = 0, completed = 0, over = 0;
+    struct awafs_tb budget;
     int64_t now = 0;
 
+    awafs_flowtab_set_srclimit(t, limit);
+    awafs_byte_free_init(&budget, 125000, 1000000, 0);
     awafs_flowtab_set_tardy(t, tardy_limits[size % 3]);
     /* Short timeouts on the fuzzer's clock; aging on two times in three. */
     if (!awafs_flowtab_set_aging(t, 1000, size % 3 ? 1 + size % 5 : 0,
@@ -122,30 +136,56 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             || !awafs_flow_key_from_frame(frame, len, &h, &key)) {
             abort();            /* Every built segment is valid TCP. */
         }
+        if (awafs_hdr_padded(&h, len) != ((r[15] & 0x80) && len > 60
+                                          && len > h.ip_end)) {
+            abort();
+        }
+        payload += h.payload_len;
         awafs_flowtab_update(t, &key, &h, r[14] & 4, now, 50000, &thr, &res);
         if (res.queue >= N_QUEUES || res.n_completed < 0
-            || res.n_completed > 2 || res.type > AWAFS_FLOW_DEADLINE) {
+            || res.n_completed > 2 || res.type >= AWAFS_FLOW_DEADLINE) {
             abort();
         }
         for (int c = 0; c < res.n_completed; c++) {
             if (res.completed[c] > (UINT64_C(1) << 40)
-                || res.completed_type[c] > AWAFS_FLOW_DEADLINE) {
+                || res.completed_type[c] >= AWAFS_FLOW_DEADLINE) {
                 abort();        /* Counts saturate at 1 TB. */
             }
+            completed += res.completed[c];
+        }
+        if (completed > payload) {
+            abort();            /* More than the segments forwarded. */
+        }
+        if (!h.payload_len
+            && awafs_byte_free_queue(&budget, now, len, N_QUEUES, &over)
+               >= N_QUEUES) {
+            abort();
         }
         if (r[14] & 8) {
             uint64_t sizes[8];
 
-            if (awafs_flowtab_sweep(t, 8, now, 50000, sizes, NULL) > 8) {
+            size_t n = awafs_flowtab_sweep(t, 8, now, 50000, sizes, NULL);
+
+            if (n > 8) {
+                abort();
+            }
+            for (size_t c = 0; c < n; c++) {
+                completed += sizes[c];
+            }
+            if (completed > payload) {
                 abort();
             }
         }
     }
     awafs_flowtab_get_stats(t, &st);
     if (st.flows > 8 || st.tardy_packets > size / RECORD
-        || st.aged_flows > st.timeouts || st.timeouts > size / RECORD) {
+        || st.aged_flows > st.timeouts || st.timeouts > size / RECORD
+        || st.limited != awafs_srclimit_limited(limit)
+        || st.midstream_packets > size / RECORD
+        || over > size / RECORD) {
         abort();
     }
     awafs_flowtab_destroy(t);
+    awafs_srclimit_destroy(limit);
     return 0;
 }

@@ -1,12 +1,78 @@
 /* libFuzzer target for the AWAFS header parser and the flow key extraction:
  * any byte string is a frame.  Built with ASan + UBSan; besides memory errors
- * it checks their promises about what they return. */
+ * it checks their promises about what they return.
+ *
+ * The same bytes are then read as a sequence of frames, each a 2-byte
+ * big-endian length and that many bytes (the last one cut short if the
+ * input ends), which go through the flow table one after another as the
+ * datapath's would, a microsecond apart: frames of several segments of the
+ * same flows, with whatever flags, sequence numbers and padding the fuzzer
+ * finds.  Over the sequence no completion reports more bytes than its
+ * segments carried. */
 
 #include "awafs.h"
 
 #include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Checks 'frame' of 'len' bytes parsed into 'h' as TCP; feeds it to 't'.
+ * Returns the bytes its completions report. */
+static uint64_t
+through_table(struct awafs_flowtab *t, const uint8_t *frame, size_t len,
+              const struct awafs_hdr *h, int64_t now)
+{
+    static const struct awafs_thresholds thr = {
+        .n_queues = 4,
+        .thr = { 3000, 30000, 300000, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+                 UINT64_MAX },
+    };
+    struct awafs_flow_result res;
+    struct awafs_flow_key key;
+    uint64_t bytes = 0;
+
+    if (!awafs_flow_key_from_frame(frame, len, h, &key)
+        || h->ip_end > len || h->l4_ofs >= h->ip_end
+        || h->payload_len > h->ip_end - h->l4_ofs) {
+        abort();
+    }
+    awafs_flowtab_update(t, &key, h, now & 1, now, 50000, &thr, &res);
+    if (res.queue >= thr.n_queues || res.n_completed > 2) {
+        abort();
+    }
+    for (int c = 0; c < res.n_completed; c++) {
+        bytes += res.completed[c];
+    }
+    return bytes;
+}
+
+static void
+sequence(const uint8_t *data, size_t size)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(8, 1);
+    uint64_t payload = 0, completed = 0;
+    int64_t now = 0;
+
+    for (size_t i = 0; i + 2 <= size; ) {
+        size_t len = (size_t) data[i] << 8 | data[i + 1];
+        const uint8_t *frame = data + i + 2;
+        struct awafs_hdr h;
+        enum awafs_parse_result r;
+
+        i += 2;
+        len = len < size - i ? len : size - i;
+        i += len;
+        r = awafs_parse(frame, len, &h, NULL);
+        if (r == AWAFS_PARSE_OK || r == AWAFS_PARSE_NO_OPTION) {
+            payload += h.payload_len;
+            completed += through_table(t, frame, len, &h, ++now);
+            if (completed > payload) {
+                abort();
+            }
+        }
+    }
+    awafs_flowtab_destroy(t);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -42,5 +108,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
     }
+    sequence(data, size);
     return 0;
 }

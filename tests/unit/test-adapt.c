@@ -364,9 +364,64 @@ test_memory_is_fixed_and_documented(void **state)
     assert_true(size <= 1024 * 1024);
 }
 
+/* Attack 7: a configuration is measured before anything is allocated and
+ * refused with a message when it would take more than a port may, or more
+ * than is left of the total. */
+static void
+test_memory_checked_before_allocation(void **state)
+{
+    struct awafs_config cfg;
+    struct awafs_port_mem m = { .core = &cfg, .n_queues = 4,
+                                .buffer = 1024, .flow_table_size = 4096,
+                                .srclimit_slots = 1024 };
+    char msg[200];
+    size_t bytes;
+
+    (void) state;
+    awafs_config_default(&cfg, 4);
+    bytes = awafs_port_memsize(&m);
+    assert_true(bytes == awafs_adapt_memsize(&cfg)
+                         + awafs_sched_memsize(4, 1024)
+                         + awafs_flowtab_memsize(4096)
+                         + awafs_srclimit_memsize(1024));
+    assert_true(awafs_memory_check(bytes, 0, AWAFS_MEM_PORT_MAX_DEFAULT,
+                                   AWAFS_MEM_TOTAL_MAX_DEFAULT, msg,
+                                   sizeof msg));
+    assert_string_equal(msg, "");
+
+    /* A completion ring of 2^24 slots: 400 MB, more than a port may. */
+    cfg.ring_capacity = 1u << 24;
+    bytes = awafs_port_memsize(&m);
+    assert_true(bytes > (size_t) 400 * 1000 * 1000);
+    assert_false(awafs_memory_check(bytes, 0, AWAFS_MEM_PORT_MAX_DEFAULT,
+                                    AWAFS_MEM_TOTAL_MAX_DEFAULT, msg,
+                                    sizeof msg));
+    assert_non_null(strstr(msg, "more than the 134217728 a port may use"));
+    /* Fits a port, but not beside what the others hold. */
+    cfg.ring_capacity = 4096;
+    cfg.window_kind = AWAFS_WINDOW_EXACT;
+    cfg.window_capacity = 1u << 22;             /* 96 MiB. */
+    bytes = awafs_port_memsize(&m);
+    assert_true(awafs_memory_check(bytes, 0, AWAFS_MEM_PORT_MAX_DEFAULT,
+                                   AWAFS_MEM_TOTAL_MAX_DEFAULT, msg,
+                                   sizeof msg));
+    assert_false(awafs_memory_check(bytes, (size_t) 1000 << 20,
+                                    AWAFS_MEM_PORT_MAX_DEFAULT,
+                                    AWAFS_MEM_TOTAL_MAX_DEFAULT, msg,
+                                    sizeof msg));
+    assert_non_null(strstr(msg, "other awafs ports hold 1048576000"));
+    /* Sizes out of range are refused as such, never wrapped. */
+    m.buffer = 0;
+    assert_true(awafs_port_memsize(&m) == SIZE_MAX);
+    assert_false(awafs_memory_check(SIZE_MAX, 0, SIZE_MAX - 1, SIZE_MAX,
+                                    msg, sizeof msg));
+    assert_string_equal(msg, "a size is out of range");
+}
+
 AWAFS_UNIT_MAIN(adapt)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_checked_before_allocation),
         cmocka_unit_test(test_percentile_small_sets),
         cmocka_unit_test(test_percentile_matches_sort),
         cmocka_unit_test(test_initial_thresholds),

@@ -4,6 +4,7 @@
 #include <config.h>             /* Built into Open vSwitch. */
 #endif
 #include "awafs-unit.h"
+#include "awafs-private.h"
 
 #define IDLE 500
 #define QUIET 1000000           /* AWAFS_FLOWTAB_QUIET_US */
@@ -553,6 +554,7 @@ test_tardy_flows(void **state)
     /* TFS+: below the limit only.  A new connection is not tardy. */
     awafs_flowtab_set_tardy(t, 2500);
     assert_int_equal(seg(t, 1, 6000, 1000, ACK, 17).queue, 1);
+    seg(t, 1, 7000, 0, FIN | ACK, 18);
     syn(t, 1, 100000, 18);
     assert_int_equal(seg(t, 1, 100000, 1000, ACK, 19).queue, 0);
     assert_int_equal(seg(t, 1, 101000, 1000, ACK, 20).queue, 0);
@@ -698,6 +700,10 @@ test_aging_restarts_unknown_size(void **state)
 /* A message of known size keeps its count when it ages (the caller splits
  * it again by what it has left); a deadline message never ages; the
  * message's type goes with its completion. */
+/* A message of known size ages (split again by what it has left) without
+ * restarting; a Karuna deadline is the sender's claim, which the switch
+ * does not take: such a message is typed by the size it declares (so it
+ * ages as one of known size), or as unknown without one. */
 static void
 test_aging_sized_and_deadline(void **state)
 {
@@ -716,28 +722,32 @@ test_aging_sized_and_deadline(void **state)
         r = seg_karuna(t, 1, 1000 + 1000 * i, 1000, ACK, sized, now);
         assert_int_equal(r.type, AWAFS_FLOW_SIZED);
         r = seg_karuna(t, 2, 1000 + 1000 * i, 1000, ACK, deadline, now++);
-        assert_int_equal(r.type, AWAFS_FLOW_DEADLINE);
+        assert_int_equal(r.type, AWAFS_FLOW_SIZED);
     }
     now += RTO;
     r = seg_karuna(t, 1, 3000, 1000, ACK, sized, now);
     assert_true(r.aged);
     assert_int_equal(r.bytes_sent, 2000);
     r = seg_karuna(t, 2, 3000, 1000, ACK, deadline, now);
-    assert_false(r.aged);
+    assert_true(r.aged);
     awafs_flowtab_get_stats(t, &st);
     assert_int_equal(st.timeouts, 2);
-    assert_int_equal(st.aged_flows, 1);
+    assert_int_equal(st.aged_flows, 2);
+    assert_int_equal(st.deadlines_refused, 5);
 
     r = seg_karuna(t, 1, 5000, 0, FIN | ACK, sized, ++now);
     assert_int_equal(r.n_completed, 1);
     assert_int_equal(r.completed[0], 4000);
     assert_int_equal(r.completed_type[0], AWAFS_FLOW_SIZED);
     r = seg_karuna(t, 2, 5000, 0, FIN | ACK, deadline, now);
-    assert_int_equal(r.completed_type[0], AWAFS_FLOW_DEADLINE);
+    assert_int_equal(r.completed_type[0], AWAFS_FLOW_SIZED);
 
-    /* Without the word, a message is of unknown size. */
+    /* Without the word, a message is of unknown size; a deadline without
+     * a size too. */
     syn(t, 3, 1000, now);
     r = seg(t, 3, 1000, 1000, ACK, ++now);
+    assert_int_equal(r.type, AWAFS_FLOW_UNKNOWN);
+    r = seg_karuna(t, 3, 2000, 1000, ACK, awafs_karuna_word(20, 0), ++now);
     assert_int_equal(r.type, AWAFS_FLOW_UNKNOWN);
     awafs_flowtab_destroy(t);
 }
@@ -773,6 +783,336 @@ test_kappa_per_flow(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* ---- Trust that holds (issue 28): what the receiver would not take ---- */
+
+/* SipHash-2-4's reference outputs (the paper's appendix and its test
+ * vectors: key 00 01 .. 0f), so the flow key's hash is SipHash, not
+ * something like it; and SipHash-1-3, which the table uses, differs. */
+static void
+test_siphash_reference_vectors(void **state)
+{
+    uint64_t k[2] = { UINT64_C(0x0706050403020100),
+                      UINT64_C(0x0f0e0d0c0b0a0908) };
+    uint8_t msg[15];
+
+    (void) state;
+    for (int i = 0; i < 15; i++) {
+        msg[i] = i;
+    }
+    assert_true(awafs_siphash(k, msg, 0, 2, 4)
+                == UINT64_C(0x726fdb47dd0e0e31));
+    assert_true(awafs_siphash(k, msg, 15, 2, 4)
+                == UINT64_C(0xa129ca6149be45e5));
+    assert_true(awafs_siphash(k, msg, 15, 1, 3)
+                != awafs_siphash(k, msg, 15, 2, 4));
+}
+
+/* Attack 1: a bulk flow demoted past 3000 bytes, then a FIN or a RST at
+ * seq + 2^30, which its receiver drops: ignored, and the next segments stay
+ * in queue 1.  Nearer, a FIN after a gap and a RST in the window but not at
+ * its end are ignored too (counted); a RST exactly at the end and a FIN in
+ * sequence close the connection. */
+static void
+test_forged_fin_and_rst_are_ignored(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+    uint32_t seq = 1000;
+
+    (void) state;
+    thr.thr[0] = 3000;
+    syn(t, 1, seq, 0);
+    for (int i = 0; i < 5; i++, seq += 1000) {
+        seg(t, 1, seq, 1000, ACK, 1 + i);
+    }
+    r = seg(t, 1, seq + (1u << 30), 0, FIN | ACK, 10);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.queue, 1);
+    r = seg(t, 1, seq + (1u << 30), 0, RST, 11);
+    assert_int_equal(r.queue, 1);
+    r = seg(t, 1, seq + 10, 0, FIN | ACK, 12);      /* After a gap. */
+    assert_int_equal(r.n_completed, 0);
+    r = seg(t, 1, seq + 500, 0, RST | ACK, 13);     /* In the window. */
+    assert_int_equal(r.n_completed, 0);
+    r = seg(t, 1, seq - 1000, 0, RST | ACK, 13);    /* Behind its end. */
+    assert_int_equal(r.n_completed, 0);
+    for (int i = 0; i < 10; i++, seq += 1000) {
+        assert_int_equal(seg(t, 1, seq, 1000, ACK, 20 + i).queue, 1);
+    }
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.out_of_window, 2);
+    assert_int_equal(st.fin_ignored, 1);
+    assert_int_equal(st.rst_ignored, 2);
+    assert_int_equal(st.flows, 1);
+
+    /* A RST exactly at the end is taken: the message ends (15 kB). */
+    r = seg(t, 1, seq, 0, RST | ACK, 40);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 15000);
+    /* A retransmission of its tail keeps its queue; data beyond the
+     * reset, which the receiver would not take, the lowest. */
+    assert_int_equal(seg(t, 1, seq - 1000, 1000, ACK, 41).queue, 1);
+    thr.thr[0] = 1000000;
+    assert_int_equal(seg(t, 1, seq, 1000, ACK, 42).queue, 1);
+    assert_int_equal(seg(t, 1, seq - 100000, 1000, ACK, 43).queue, 1);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.late_refused, 2);
+
+    /* A FIN in sequence, with its last data, closes the connection. */
+    syn(t, 2, 1000, 50);
+    seg(t, 2, 1000, 1000, ACK, 51);
+    r = seg(t, 2, 2000, 500, FIN | ACK, 52);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 1500);
+    /* A lone RST from a fresh 5-tuple, then data: nothing gained. */
+    seg(t, 3, 7000, 0, RST, 60);
+    assert_int_equal(seg(t, 3, 7000, 1000, ACK, 61).queue, 1);
+    awafs_flowtab_destroy(t);
+}
+
+/* RFC 5961 4: a SYN on a connection that sent data does not restart its
+ * count; after more than a quiet period it opens a new connection. */
+static void
+test_syn_on_an_open_connection_is_ignored(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+
+    (void) state;
+    thr.thr[0] = 3000;
+    syn(t, 1, 1000, 0);
+    for (int i = 0; i < 5; i++) {
+        seg(t, 1, 1000 + 1000 * i, 1000, ACK, 1 + i);
+    }
+    syn(t, 1, 50000, 10);
+    assert_int_equal(seg(t, 1, 6000, 1000, ACK, 11).bytes_sent, 5000);
+    assert_int_equal(seg(t, 1, 7000, 1000, ACK, 12).queue, 1);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.syn_ignored, 1);
+    syn(t, 1, 90000, 12 + QUIET + 1);
+    assert_int_equal(seg(t, 1, 90000, 1000, ACK, 14 + QUIET).queue, 0);
+    thr.thr[0] = 1000000;
+    awafs_flowtab_destroy(t);
+}
+
+/* Attack 2: a gap in the sequence numbers (the SYN, then 100 bytes and a
+ * FIN 2^30 further) records no gigabyte: beyond the window it is not
+ * counted at all; within it, the completion is the 100 bytes forwarded. */
+static void
+test_completion_bounded_by_bytes_forwarded(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+
+    (void) state;
+    syn(t, 1, 1001, 0);
+    r = seg(t, 1, 1001 + (1u << 30), 100, FIN | PSH_ACK, 1);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.queue, 1);
+
+    syn(t, 2, 1001, 2);
+    r = seg(t, 2, 1001 + 1000000, 100, PSH_ACK, 3);
+    assert_int_equal(r.bytes_sent, 1000000);    /* Demotes itself only. */
+    r = seg(t, 2, 1001 + 1000100, 0, FIN | ACK, 4);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.completed[0], 100);
+    /* Filling the gap for real makes the whole message count. */
+    syn(t, 3, 1, 5);
+    seg(t, 3, 1 + 2000, 1000, ACK, 6);
+    seg(t, 3, 1, 1000, ACK, 7);
+    seg(t, 3, 1 + 1000, 1000, ACK, 8);
+    r = seg(t, 3, 1 + 3000, 0, FIN | ACK, 9);
+    assert_int_equal(r.completed[0], 3000);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.gaps_trimmed, 1);
+    assert_int_equal(st.completions, 2);
+    awafs_flowtab_destroy(t);
+}
+
+/* Attack 3: in verify mode a sender whose every segment reports "the
+ * previous message was 1000 bytes and ended here" (true, by the switch's
+ * count) has its messages learned, but it never climbs back to queue 0:
+ * a boundary only the host reports keeps the queue the last message
+ * reached.  The switch's own boundaries (a turnaround) still start the
+ * next message at the top. */
+static void
+test_host_reported_boundaries_never_promote(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_hdr h = { .payload_len = 1000, .tcp_flags = PSH_ACK };
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+    int in_q0 = 0, completed = 0;
+
+    (void) state;
+    thr.thr[0] = 3000;
+    syn(t, 1, 0, 0);
+    for (int i = 0; i < 20; i++) {
+        h.seq = 1000 * i;
+        h.has_prev = i > 0;
+        h.prev_end = h.seq;
+        h.prev_size = 1000;
+        r = seg_report(t, &h, 1 + i);
+        in_q0 += r.queue == 0;
+        completed += r.n_completed;
+    }
+    assert_int_equal(completed, 19);
+    assert_true(in_q0 <= 3);
+    /* The completion form ends messages too, without promoting. */
+    h.has_prev = false;
+    h.seq = 20000;
+    h.completed = true;
+    h.flow_size = 2000;         /* With this segment's bytes. */
+    r = seg_report(t, &h, 30);
+    assert_int_equal(r.n_completed, 1);
+    assert_int_equal(r.queue, 1);
+    h.completed = false;
+    h.seq = 21000;
+    assert_int_equal(seg_report(t, &h, 31).queue, 1);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.host_boundaries, 20);
+    /* The switch's own boundary: the next message from the top. */
+    h.seq = 22000;
+    h.ack = 5;
+    assert_int_equal(seg_report(t, &h, 32).queue, 0);
+
+    /* An honest exchange: each response's last segment carries its
+     * completion, and the next request (the ACK moves) turns it around,
+     * so every response starts at the top. */
+    for (int i = 0; i < 5; i++) {
+        h.seq = 23000 + 4000 * i;
+        h.ack = 10 + i;
+        h.completed = false;
+        assert_int_equal(seg_report(t, &h, 40 + i).queue, 0);
+        for (int j = 1; j < 4; j++) {
+            h.seq += 1000;
+            h.completed = j == 3;
+            h.flow_size = 4000;
+            r = seg_report(t, &h, 40 + i);
+        }
+        assert_int_equal(r.n_completed, 1);
+        assert_int_equal(r.completed[0], 4000);
+    }
+    thr.thr[0] = 1000000;
+    awafs_flowtab_destroy(t);
+}
+
+/* Attack 5: a flow evicted by a flood of fresh 5-tuples comes back as one
+ * whose start the switch did not see: the lowest queue, not the top, until
+ * its message ends; the next message starts at the top as any other. */
+static void
+test_evicted_flow_restarts_in_the_lowest_queue(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(8, 1);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_result r;
+
+    (void) state;
+    thr.thr[0] = 3000;
+    syn(t, 1, 1000, 0);
+    for (int i = 0; i < 5; i++) {
+        seg(t, 1, 1000 + 1000 * i, 1000, ACK, 1 + i);
+    }
+    for (uint16_t i = 0; i < 100; i++) {
+        syn(t, 1000 + i, 1, 10 + i);
+    }
+    awafs_flowtab_get_stats(t, &st);
+    assert_true(st.evictions >= 90);
+    for (int i = 5; i < 15; i++) {
+        r = seg(t, 1, 1000 + 1000 * i, 1000, ACK, 200 + i);
+        assert_int_equal(r.queue, 1);
+    }
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.midstream_packets, 10);
+    /* A turnaround ends the unknown message (partial); the next starts at
+     * the top. */
+    r = seg_ack(t, 1, 16000, 100, PSH_ACK, 77, 300);
+    assert_int_equal(r.n_completed, 0);
+    assert_int_equal(r.queue, 0);
+    thr.thr[0] = 1000000;
+    awafs_flowtab_destroy(t);
+}
+
+/* Attack 2's loop (SYN, one byte and a FIN, 200 times on one 5-tuple):
+ * with a per-source limit of 10 a second (burst 2), one source's
+ * completions are cut to its rate; another source keeps its own. */
+static void
+test_completions_limited_per_source(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_srclimit *l = awafs_srclimit_create(1024, 10, 2, 7);
+    struct awafs_flowtab_stats st;
+    struct awafs_flow_key other = key(9);
+    struct awafs_hdr h = { .seq = 0, .tcp_flags = 0x02 };
+    struct awafs_flow_result r;
+    int reported = 0;
+
+    (void) state;
+    awafs_flowtab_set_srclimit(t, l);
+    for (int i = 0; i < 200; i++) {
+        int64_t now = i * 1000;                 /* 200 in 0.2 s. */
+
+        syn(t, 1, 1, now);
+        r = seg(t, 1, 1, 1, FIN | PSH_ACK, now);
+        reported += r.n_completed;
+    }
+    assert_true(reported >= 2 && reported <= 5);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.limited, 200 - reported);
+    assert_int_equal(awafs_srclimit_limited(l), 200 - reported);
+    memcpy(other.src, "\x0a\x00\x00\x09", 4);
+    awafs_flowtab_update(t, &other, &h, false, 300000, IDLE, &thr, &r);
+    h = (struct awafs_hdr) { .seq = 1, .payload_len = 1,
+                             .tcp_flags = FIN | PSH_ACK };
+    awafs_flowtab_update(t, &other, &h, false, 300000, IDLE, &thr, &r);
+    assert_int_equal(r.n_completed, 1);
+    awafs_flowtab_destroy(t);
+    awafs_srclimit_destroy(l);
+}
+
+/* Everything that tells two flows apart is in the key: the same 5-tuple
+ * on two VLANs is two flows. */
+static void
+test_vlans_tell_flows_apart(void **state)
+{
+    struct frame_spec s = { .payload_len = 100, .n_vlans = 1 };
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flow_key k1, k2;
+    struct awafs_flow_result r;
+    uint8_t frame[1600];
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(awafs_parse(frame, len, &h, NULL),
+                     AWAFS_PARSE_NO_OPTION);
+    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k1));
+    assert_int_equal(k1.vlan[0], 100);
+    frame[15] = 101;                            /* Another VLAN ID. */
+    awafs_parse(frame, len, &h, NULL);
+    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k2));
+    assert_int_equal(k2.vlan[0], 101);
+    assert_true(memcmp(&k1, &k2, sizeof k1) != 0);
+    h.seq = 0;
+    awafs_flowtab_update(t, &k1, &h, false, 0, IDLE, &thr, &r);
+    h.seq = 100;
+    awafs_flowtab_update(t, &k1, &h, false, 1, IDLE, &thr, &r);
+    assert_int_equal(r.bytes_sent, 100);
+    awafs_flowtab_update(t, &k2, &h, false, 2, IDLE, &thr, &r);
+    assert_int_equal(r.bytes_sent, 0);          /* A flow of its own. */
+
+    s.n_vlans = 2;
+    len = build_frame(frame, &s, NULL, NULL);
+    awafs_parse(frame, len, &h, NULL);
+    assert_true(awafs_flow_key_from_frame(frame, len, &h, &k1));
+    assert_int_equal(k1.vlan[0], 100);
+    assert_int_equal(k1.vlan[1], 101);
+    awafs_flowtab_destroy(t);
+}
+
 AWAFS_UNIT_MAIN(flowtab)
 {
     const struct CMUnitTest tests[] = {
@@ -794,6 +1134,14 @@ AWAFS_UNIT_MAIN(flowtab)
         cmocka_unit_test(test_kappa_per_flow),
         cmocka_unit_test(test_hash_is_keyed),
         cmocka_unit_test(test_tardy_flows),
+        cmocka_unit_test(test_siphash_reference_vectors),
+        cmocka_unit_test(test_forged_fin_and_rst_are_ignored),
+        cmocka_unit_test(test_syn_on_an_open_connection_is_ignored),
+        cmocka_unit_test(test_completion_bounded_by_bytes_forwarded),
+        cmocka_unit_test(test_host_reported_boundaries_never_promote),
+        cmocka_unit_test(test_evicted_flow_restarts_in_the_lowest_queue),
+        cmocka_unit_test(test_completions_limited_per_source),
+        cmocka_unit_test(test_vlans_tell_flows_apart),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

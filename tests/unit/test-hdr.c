@@ -500,9 +500,60 @@ test_encode_saturates(void **state)
                         "\xff\xff\xff\xff", 12);
 }
 
+/* Attack 4: a frame is classified by the bytes it carries.  The parser
+ * takes the payload from the IP length (never from the frame: padding is
+ * not payload) and says where the IP packet ends, so the datapath can tell
+ * a frame padded past the Ethernet minimum: an ACK with IP length 40 in a
+ * 1514-byte frame is a byte-free segment with 1460 bytes of padding. */
+static void
+test_padding_is_not_payload(void **state)
+{
+    uint8_t buf[1600];
+    struct frame_spec s = { .eth_padding = 1514 - 54 };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    len = build_frame(buf, &s, NULL, NULL);
+    assert_int_equal(len, 1514);
+    assert_int_equal(awafs_parse(buf, len, &h, NULL),
+                     AWAFS_PARSE_NO_OPTION);
+    assert_int_equal(h.payload_len, 0);
+    assert_int_equal(h.ip_end, 54);
+    assert_true(awafs_hdr_padded(&h, len));
+    /* The NIC's pad to 60 bytes is not padding anyone chose. */
+    s.eth_padding = 6;
+    len = build_frame(buf, &s, NULL, NULL);
+    awafs_parse(buf, len, &h, NULL);
+    assert_false(awafs_hdr_padded(&h, len));
+    s.eth_padding = 7;
+    len = build_frame(buf, &s, NULL, NULL);
+    awafs_parse(buf, len, &h, NULL);
+    assert_true(awafs_hdr_padded(&h, len));
+    /* A VLAN tag's 4 bytes raise the minimum; IPv6 too. */
+    s = (struct frame_spec) { .n_vlans = 1, .eth_padding = 6 };
+    len = build_frame(buf, &s, NULL, NULL);
+    awafs_parse(buf, len, &h, NULL);
+    assert_false(awafs_hdr_padded(&h, len));
+    s = (struct frame_spec) { .ipv6 = true, .payload_len = 10,
+                              .eth_padding = 100 };
+    len = build_frame(buf, &s, NULL, NULL);
+    assert_int_equal(awafs_parse(buf, len, &h, NULL),
+                     AWAFS_PARSE_NO_OPTION);
+    assert_int_equal(h.payload_len, 10);
+    assert_int_equal(h.ip_end, len - 100);
+    assert_true(awafs_hdr_padded(&h, len));
+    /* An IP length beyond the frame is malformed, never trusted. */
+    s = (struct frame_spec) { .payload_len = 100 };
+    len = build_frame(buf, &s, NULL, NULL);
+    assert_int_equal(awafs_parse(buf, len - 1, &h, NULL),
+                     AWAFS_PARSE_MALFORMED);
+}
+
 AWAFS_UNIT_MAIN(hdr)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_padding_is_not_payload),
         cmocka_unit_test(test_ipv4_data),
         cmocka_unit_test(test_ipv4_completed),
         cmocka_unit_test(test_previous_message_forms),

@@ -619,9 +619,40 @@ test_send_direct(void **state)
     awafs_sched_destroy(s);
 }
 
+/* Byte-free segments take queue 0 only within the port's budget: 1/16 of
+ * its rate and a 64 KiB burst, charged each frame's length, so 1000 ACKs
+ * padded to 1514 bytes put at most the burst (and what the rate refills)
+ * in queue 0, the rest in the lowest queue. */
+static void
+test_byte_free_budget(void **state)
+{
+    struct awafs_tb b;
+    uint64_t over = 0, q0 = 0;
+
+    (void) state;
+    /* 100 Mb/s, on a clock of 1 MHz: 781,250 bytes/s of budget. */
+    awafs_byte_free_init(&b, 12500000, 1000000, 0);
+    for (int i = 0; i < 1000; i++) {
+        /* 1000 frames in 10 ms: 7,812 bytes refilled. */
+        unsigned int q = awafs_byte_free_queue(&b, i * 10, 1514, 4, &over);
+
+        assert_true(q == 0 || q == 3);
+        q0 += q == 0 ? 1514 : 0;
+    }
+    assert_true(q0 <= AWAFS_BYTE_FREE_BURST + 7812 + 1514);
+    assert_true(q0 >= AWAFS_BYTE_FREE_BURST - 1514);
+    assert_int_equal(over, 1000 - q0 / 1514);
+    /* It refills: a second later, queue 0 again. */
+    assert_int_equal(awafs_byte_free_queue(&b, 1010000, 54, 4, &over), 0);
+    /* An unknown rate is taken as 10 Gb/s. */
+    awafs_byte_free_init(&b, 0, 1000000, 0);
+    assert_int_equal(b.rate, 10000000000ULL / 8 / AWAFS_BYTE_FREE_SHARE);
+}
+
 AWAFS_UNIT_MAIN(sched)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_byte_free_budget),
         cmocka_unit_test(test_strict_priority_and_fifo),
         cmocka_unit_test(test_byte_budget),
         cmocka_unit_test(test_full_buffer_drops_lowest_first),
