@@ -181,7 +181,8 @@ awafs_memory_check(size_t bytes, size_t others, size_t port_max,
         return false;
     }
     if (others > total_max || bytes > total_max - others) {
-        /* %llu, not %zu: OVS's printf-check forbids the 'z' modifier. */
+        /* Cast to unsigned long long: OVS's printf-check forbids the size_t
+         * length modifier. */
         snprintf(msg, msg_size, "needs %llu bytes of memory, and the other "
                  "awafs ports hold %llu of the %llu all may use",
                  (unsigned long long) bytes, (unsigned long long) others,
