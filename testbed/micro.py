@@ -79,8 +79,8 @@ class MicroBench(SenderBed):
     """nginx on n1 and n3 (1000 kB files) and n2 (10 kB files); the HTTP
     load generator on n0."""
 
-    def __init__(self, transport="cubic"):
-        super().__init__("micro", transport)
+    def __init__(self, transport="cubic", extra_hosts=()):
+        super().__init__("micro", transport, extra_hosts=extra_hosts)
 
     def start_servers(self):
         (self.www / "short").write_bytes(b"s" * SHORT)
@@ -88,9 +88,10 @@ class MicroBench(SenderBed):
         return [Nginx(h, self.www, cgroup=self.cg) for h in self.senders]
 
     def measure(self, name, flows, load, rate=100000000, seed=1,
-                sample_s=0.25):
+                sample_s=0.25, extra=None):
         """Runs 'flows' flows offered at 'load' bits/s under scheme 'name'
-        (SCHEMES) on a port shaped to 'rate' bits/s."""
+        (SCHEMES, with the keys of 'extra' on top) on a port shaped to
+        'rate' bits/s."""
         out = self.www / f"{name}.csv"
         n1, n2, n3 = self.senders
         client = [sys.executable, str(REPO / "testbed" / "httpload.py"),
@@ -100,8 +101,8 @@ class MicroBench(SenderBed):
                   "--load", str(load), "--flows", str(flows), "--seed",
                   str(seed), "--out", str(out)]
         rows, thresholds = super().measure(
-            {**COMMON, **SCHEMES[name], "max-rate": rate}, client, out,
-            sample_s)
+            {**COMMON, **SCHEMES[name], **(extra or {}), "max-rate": rate},
+            client, out, sample_s)
         return Result(name, rows, [(t, v[0]) for t, v in thresholds],
                       self.transport_record, self.port_stats)
 

@@ -110,11 +110,13 @@ class AgentBed:
 
 
 class SenderBed(AgentBed):
-    """n0 (receiver) and n1..n3 (senders) on switch br0.  Subclasses start
-    the servers (start_servers())."""
+    """n0 (receiver) and n1..n3 (senders) on switch br0, and 'extra_hosts'
+    (names) beside them.  Subclasses start the servers (start_servers())."""
 
-    def __init__(self, name, transport="cubic", agent_args=()):
-        super().__init__(name, StarTopo(names=["n0", "n1", "n2", "n3"]),
+    def __init__(self, name, transport="cubic", agent_args=(),
+                 extra_hosts=()):
+        super().__init__(name, StarTopo(names=["n0", "n1", "n2", "n3",
+                                               *extra_hosts]),
                          transport, agent_args=agent_args)
 
     @property
