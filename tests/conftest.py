@@ -1,5 +1,7 @@
-"""Paths shared by the AWAFS test suite."""
+"""Paths and fixtures shared by the AWAFS test suite, and its one check
+that it runs as root."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +11,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))       # For the testbed package.
 BUILD = REPO / "build"
 BIN = BUILD / "bin"
+
+
+def pytest_sessionstart(session):
+    """Most tests need root (DPDK hugepages, network namespaces, veth
+    pairs, BPF): without it the run stops here rather than skip them."""
+    if os.geteuid() != 0:
+        pytest.exit("the AWAFS tests need root (DPDK hugepages, network "
+                    "namespaces, veth pairs, BPF): run make check as root",
+                    returncode=4)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,8 +48,6 @@ def workloads():
 def switch():
     """p0 -> p1 on a sandboxed switch, per module; AWAFS_TEST_VSWITCHD runs
     it on another ovs-vswitchd binary (an older build, say)."""
-    import os
-
     from testbed.switch import Switch
 
     sw = Switch(vswitchd=os.environ.get("AWAFS_TEST_VSWITCHD"))

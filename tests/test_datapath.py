@@ -5,7 +5,6 @@ use two veth pairs attached as net_af_packet ports: frames are injected on
 the ingress peer and captured on the egress peer, p0 -> p1, with AWAFS on
 p1."""
 
-import os
 import re
 import subprocess
 import time
@@ -18,8 +17,6 @@ from testbed.switch import completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import inverse_cdf, load_cdf, weyl_samples
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, veth)")
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
 

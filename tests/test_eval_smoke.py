@@ -5,14 +5,9 @@ a mismatched 1000 kB) gives short flows a lower mean FCT than the static
 1000 kB threshold, learns a threshold within ±20 % of 10 kB, and every flow,
 long ones included, completes."""
 
-import os
-
-import pytest
 
 from testbed.micro import LONG, SHORT, MicroBench
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (BPF, namespaces)")
 
 FLOWS = 800
 LOAD = 80e6                 # 80 % of the 100 Mbit/s port.

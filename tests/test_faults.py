@@ -4,7 +4,6 @@ net_pcap TCP frames with the AWAFS option (one in ten a completion) to an
 AWAFS port on net_null shaped to 500 Mb/s, so packets are queued when the
 fault strikes."""
 
-import os
 import time
 
 import pytest
@@ -13,7 +12,6 @@ from soak import forwarded, mbufs_in_use, write_pcap
 from testbed.ovs_sandbox import OvsSandbox
 from testbed.switch import wait_until
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (DPDK)")
 
 AWAFS = {"queues": 4, "max-rate": 500000000}
 

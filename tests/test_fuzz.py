@@ -3,7 +3,6 @@ in tests/fuzz/corpus/ (`make fuzz` runs 10 M inputs each): the header parser
 with the flow key extraction, and the switch's flow table fed with sequences
 of segments.  The parser's corpus is also replayed through a running switch."""
 
-import os
 import re
 import subprocess
 import time
@@ -40,7 +39,6 @@ def rx_packets(sb):
     return int(re.search(r"rx pkts=(\d+)", out).group(1))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (DPDK, veth)")
 def test_parser_corpus_through_a_switch(sw):
     """The parser's corpus through the switch to an awafs port (trust=switch:
     the flow table sees the frames too).  The PMD keeps forwarding (a frame

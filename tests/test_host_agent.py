@@ -13,8 +13,6 @@ from endhosts import (AGENT, PCTS, agent, counters, learned, nearest_rank,
                       transfer)
 from testbed.hosts import cgroup2_root
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (BPF, namespaces)")
 
 SIZES = [1000 + (7919 * i) % 40000 for i in range(60)]
 

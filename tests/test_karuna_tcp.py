@@ -8,7 +8,6 @@ a long flow of unknown size starved below a load of short flows restarts at
 the top of the sieve after its timeouts and finishes while the load goes
 on."""
 
-import os
 import socket
 
 import pytest
@@ -18,8 +17,6 @@ from testbed.flowgen import (SO_MARK, karuna_deadline_ms, karuna_mark,
                              karuna_spec, set_mark)
 from testbed.senderbed import AWAFS_PORT, run_clients
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (namespaces, BPF)")
 
 RATE = 20000000
 

@@ -7,7 +7,6 @@ starts with it gets the rest and finishes first; a deadline that can no
 longer be met is given up, and the switch schedules the rest of that flow
 as one of known size."""
 
-import os
 import re
 
 import pytest
@@ -15,8 +14,6 @@ import pytest
 from testbed.flowbench import PORT, FlowBench, base_rtt_us, client_argv
 from testbed.senderbed import ECN_THRESHOLD, AWAFS_PORT, agent, run_clients
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (namespaces, BPF)")
 
 RATE = 20000000
 MB = 1000000

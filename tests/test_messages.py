@@ -17,7 +17,6 @@ both with trust=host (the agent's reports) and trust=switch (the switch's
 own count).  Then an application that marks its records with MSG_EOR,
 and a long transfer with short pauses through a shaped port."""
 
-import os
 import sys
 
 import pytest
@@ -27,8 +26,6 @@ from endhosts import agent, assert_learned_exactly, counters, transfer
 from testbed.servers import Memcached, Nginx, Redis, resp_bulk_reply_size
 from testbed.workload import load_cdf, weyl_samples
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (BPF, namespaces)")
 
 # The thesis's micro workload (80 % 10 kB, 20 % 1000 kB), with distinct
 # sizes so that every percentile is checked.

@@ -5,7 +5,6 @@ the NXST_AWAFS message as 'ovs-ofctl dump-awafs' prints it, against
 Same two-port switch as tests/test_datapath.py: frames injected on awi0p
 enter p0 and leave p1 to awo0p."""
 
-import os
 
 import pytest
 
@@ -13,8 +12,6 @@ from testbed.switch import completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import weyl_samples
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, veth)")
 
 MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.

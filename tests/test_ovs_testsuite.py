@@ -5,11 +5,9 @@ program reports (unixctl, C and Python); and the series' own tests of the
 awafs type in OVS's DPDK testsuite (system-dpdk.at, on net_null ports).
 docs/testing.md lists the keywords."""
 
-import os
 import re
 import subprocess
 
-import pytest
 
 from conftest import BUILD
 from ovs_check_all import failed_titles
@@ -50,7 +48,6 @@ def test_core_unit_tests_through_ovstest():
     assert "awafs core - strict-priority queues" in text
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (DPDK)")
 def test_ovs_dpdk_testsuite_for_awafs():
     """OVS's DPDK testsuite starts its own ovs-vswitchd with DPDK, one test
     at a time; the awafs cases need no hugepages (--no-huge)."""

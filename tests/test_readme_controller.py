@@ -9,13 +9,9 @@ import signal
 import subprocess
 import urllib.request
 
-import pytest
 
 from conftest import REPO
 from testbed.switch import wait_until
-
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK)")
 
 
 def readme_commands():

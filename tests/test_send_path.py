@@ -8,7 +8,6 @@ enter p0 and leave p1 (AWAFS) to awo0p.  AWAFS_TEST_VSWITCHD runs the tests
 against another ovs-vswitchd binary (for example an older build, to see
 which promise it breaks)."""
 
-import os
 import re
 import struct
 import time
@@ -20,8 +19,6 @@ from scapy.layers.l2 import Ether
 from testbed.switch import bridge_output, wait_until
 from testbed.traffic import Capture, RawPort, ip, parse_frame, tcp_frame
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, veth)")
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
 

@@ -7,15 +7,12 @@ import os
 import re
 import time
 
-import pytest
 
 from testbed.ovs_sandbox import OvsSandbox
 from testbed.switch import two_pmds_to, wait_until
 from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
                              tcp_frame)
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, veth)")
 
 VSWITCHD = os.environ.get("AWAFS_TEST_VSWITCHD")    # As in conftest.
 

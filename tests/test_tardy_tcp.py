@@ -6,14 +6,11 @@ which flows sent data again (retransmissions and tail loss probes).  Both
 must name the same flows: a flow is a message (a response on a persistent
 connection), not a connection."""
 
-import os
 
 import pytest
 
 from testbed.flowbench import FlowBench
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (namespaces, BPF)")
 
 FLOWS = 150
 RATE = 100000000

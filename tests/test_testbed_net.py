@@ -5,15 +5,11 @@ of the heterogeneous-traffic experiment carries TCP between every pair of
 hosts, spreads connections over both spines, and every one of its egress
 ports takes an awafs QoS that sees the traffic."""
 
-import os
 import re
 import sys
 
 import pytest
 
-
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, namespaces)")
 
 RECEIVER = """
 import socket, sys

@@ -4,7 +4,6 @@ reads it back from the live sockets and fails on one that differs.  The
 kernel's default here is bbr, which every namespace inherits, so a run that
 asked for cubic and set nothing would run BBR."""
 
-import os
 import sys
 import time
 
@@ -13,8 +12,6 @@ import pytest
 from testbed import transport
 from testbed.flowbench import FlowBench
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (namespaces, BPF)")
 
 RATE = 100000000
 FLOWS = 60

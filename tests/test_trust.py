@@ -8,15 +8,12 @@ landed tree's, to see them fail there).
 The rules behind them are in docs/reliability.md ("Trust that holds") and
 lib/awafs-flowtab.c; each has a unit test in tests/unit/."""
 
-import os
 import time
 
 import pytest
 
 from testbed.traffic import tcp_frame
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, veth)")
 
 SWITCHED = ["switch", "verify"]
 ALL = ["host", "switch", "verify"]

@@ -68,7 +68,6 @@ def test_series_applies_builds_and_passes_awafs_cases(
     assert "+awafs" not in version     # The packaging patch stays out.
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (DPDK)")
 def test_series_passes_the_dpdk_testsuite_awafs_cases(
         stock_tree_with_series):
     run_testsuite("check-dpdk", "-k awafs", "upstream-dpdk-testsuite.log", 3,

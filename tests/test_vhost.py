@@ -3,7 +3,6 @@
 under shaping, the guest disconnecting and the port deleted with packets
 queued, and a guest sending to a physical port with AWAFS."""
 
-import os
 import signal
 
 import pytest
@@ -14,9 +13,6 @@ from test_send_path import HIGH, LOW, frames
 from testbed.switch import wait_until
 from testbed.traffic import Capture, RawPort, parse_frame
 from testbed.vhost import TAP, VhostSwitch
-
-pytestmark = pytest.mark.skipif(os.geteuid() != 0,
-                                reason="needs root (DPDK, vhost, tap)")
 
 
 def udp_frames(n):
