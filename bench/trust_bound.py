@@ -22,7 +22,6 @@ Writes DIR/trust-bound.csv (a row per run) and DIR/trust-bound.md, and
 prints the report."""
 
 import argparse
-import csv
 import statistics
 import subprocess
 import sys
@@ -32,7 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testbed.micro import LONG, SHORT, MicroBench, p99  # noqa: E402
+from testbed.micro import (LONG, SHORT, MicroBench, p99,  # noqa: E402
+                           write_rows)
 
 SCHEME = "awafs-pct10"
 # What the attacker sends (testbed/attacker.py --attacks): everything, and
@@ -221,10 +221,7 @@ def main(argv):
                           flush=True)
     finally:
         bench.close()
-    with open(out / "trust-bound.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(out / "trust-bound.csv", rows)
     text = report(rows, args)
     (out / "trust-bound.md").write_text(text)
     print(text)

@@ -28,7 +28,6 @@ with 95 % confidence intervals over the seeds, and the model), and prints
 the report."""
 
 import argparse
-import csv
 import math
 import re
 import statistics
@@ -40,7 +39,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testbed.micro import LONG, SHORT, MicroBench, p99  # noqa: E402
+from testbed.micro import (LONG, SHORT, MicroBench, p99,  # noqa: E402
+                           write_rows)
 
 SCHEMES = ["fifo", "static-1000KB", "awafs-pct10"]
 RATE = 100e6
@@ -233,10 +233,7 @@ def main(argv):
                           flush=True)
         finally:
             bench.close()
-        with open(out / "long-flows.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        write_rows(out / "long-flows.csv", rows)
     text = report(rows, args)
     (out / "long-flows.md").write_text(text)
     print(text)

@@ -128,3 +128,11 @@ def write_csv(path, results):
             for row in r.rows:
                 w.writerow([r.name, r.transport["transport"], row["size"],
                             row["start_s"], row["fct_us"]])
+
+
+def write_rows(path, rows):
+    """Rows of dicts with the same keys as a CSV file with a header."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
