@@ -143,9 +143,11 @@ class AwafsNet:
 
     def close(self):
         # The switch first: its PMD polls the links' interfaces.
-        self.sb.stop()
-        if self.net:
-            self.net.stop()
+        try:
+            self.sb.stop()
+        finally:
+            if self.net:
+                self.net.stop()
 
 
 # ---- topologies -----------------------------------------------------------

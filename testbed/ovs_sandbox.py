@@ -60,6 +60,18 @@ class OvsError(RuntimeError):
     pass
 
 
+class SandboxProblem(AssertionError):
+    """ovs-vswitchd exited badly or logged an error nobody expected."""
+
+
+# Log lines a healthy switch never writes: OVS's own tests stop every daemon
+# with OVS_VSWITCHD_STOP, which fails on such lines unless the test lists
+# them as expected.
+BAD_LOG = re.compile(r"\|(EMER|ERR)\|")
+# What netdev-dpdk logs for a QoS configuration it rejects.
+REJECTED_QOS = r"Failed to set QoS type \S+ on port"
+
+
 class OvsSandbox:
     """One ovsdb-server + ovs-vswitchd pair in a temporary directory."""
 
@@ -82,6 +94,9 @@ class OvsSandbox:
         self.bridges = set()
         self.links_before = set()
         self.af_packet_ports = 0
+        self.log_allowed = []       # Patterns of ERR lines tests expect.
+        self.log_checked = 0        # How far unexpected_log() has read.
+        self.exits = []             # Bad exits of ovs-vswitchd, described.
 
     # --- lifecycle -----------------------------------------------------
 
@@ -126,6 +141,8 @@ class OvsSandbox:
                        == "true", 60, "DPDK initialisation")
 
     def stop_vswitchd(self):
+        """Asks ovs-vswitchd to exit; an exit other than 0 within 20 s (a
+        crash, an abort, a hang) is recorded for stop() to report."""
         if self.vswitchd and self.vswitchd.poll() is None:
             try:
                 self.appctl("exit", timeout=20)
@@ -134,11 +151,35 @@ class OvsSandbox:
             try:
                 self.vswitchd.wait(20)
             except subprocess.TimeoutExpired:
+                self.exits.append("did not exit within 20 s of 'exit'")
                 self.vswitchd.kill()
                 self.vswitchd.wait()
+        if self.vswitchd and self.vswitchd.returncode:
+            self.exits.append(f"exited with {self.vswitchd.returncode}")
         self.vswitchd = None
 
-    def stop(self):
+    def allow_log(self, pattern):
+        """An ERR line matching 'pattern' is expected from now on."""
+        self.log_allowed.append(re.compile(pattern))
+
+    def unexpected_log(self):
+        """The ERR and EMER lines of ovs-vswitchd's log since the last call
+        that no allow_log() pattern matches."""
+        text = self.log()
+        new, self.log_checked = text[self.log_checked:], len(text)
+        return [line for line in new.splitlines() if BAD_LOG.search(line)
+                and not any(p.search(line) for p in self.log_allowed)]
+
+    def problems(self):
+        """What went wrong with ovs-vswitchd since the last call, as lines
+        (none: it exited cleanly and logged no unexpected error)."""
+        exits, self.exits = self.exits, []
+        return [f"ovs-vswitchd {e}" for e in exits] + self.unexpected_log()
+
+    def stop(self, check=True):
+        """Stops both daemons and removes the sandbox; then, with 'check',
+        raises SandboxProblem if ovs-vswitchd exited badly or logged an
+        unexpected error (the sandbox is kept for a look)."""
         self.stop_vswitchd()
         if self.ovsdb and self.ovsdb.poll() is None:
             self.ovsdb.send_signal(signal.SIGTERM)
@@ -153,15 +194,19 @@ class OvsSandbox:
             if link == "ovs-netdev" or link in self.bridges:
                 subprocess.run(["ip", "link", "del", link],
                                capture_output=True)
-        keep = os.environ.get("AWAFS_KEEP_SANDBOX")
-        if not keep:
+        problems = self.problems() if check else []
+        if not problems and not os.environ.get("AWAFS_KEEP_SANDBOX"):
             shutil.rmtree(self.dir, ignore_errors=True)
+        if problems:
+            raise SandboxProblem(f"sandbox {self.dir}:\n"
+                                 + "\n".join(problems))
 
     def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc):
-        self.stop()
+        # Problems are reported only if nothing else went wrong first.
+        self.stop(check=exc[0] is None)
 
     # --- commands ------------------------------------------------------
 

@@ -81,11 +81,13 @@ class Switch:
                       "qos")
 
     def close(self):
-        if self.src:
-            self.src.close()
-        self.sb.stop()
-        self.vin.delete()
-        self.vout.delete()
+        try:
+            if self.src:
+                self.src.close()
+            self.sb.stop()
+        finally:
+            self.vin.delete()
+            self.vout.delete()
 
     def play(self, frames, rate, batch=10):
         """Injects 'frames' at 'rate' frames per second; returns the start

@@ -58,12 +58,16 @@ def switch():
 @pytest.fixture
 def sw(switch):
     """The module's switch, with no QoS on p1, p1 up and no PMD sleep after
-    the test."""
+    the test, which fails if ovs-vswitchd exited badly or logged an error
+    the test did not expect (sb.allow_log())."""
     yield switch
+    problems = switch.sb.problems()
     switch.clear_qos()
     switch.sb.ofctl("mod-port", "br0", "p1", "up")
     switch.sb.vsctl("remove", "open_vswitch", ".", "other_config",
                     "pmd-maxsleep")
+    if problems:
+        pytest.fail("ovs-vswitchd:\n" + "\n".join(problems))
 
 
 # ---- end hosts: namespaces on the switch, a cgroup, an exact window ----

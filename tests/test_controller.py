@@ -15,6 +15,7 @@ from conftest import BUILD, REPO
 from test_controller_unit import BAD_CONFIGS, GOOD_CONFIGS
 import testbed.controller
 from testbed.controller import free_port
+from testbed.ovs_sandbox import REJECTED_QOS
 from testbed.switch import Switch, completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import weyl_samples
@@ -221,6 +222,7 @@ def test_rest_refuses_exactly_what_the_switch_refuses(ctl, net):
     controller, gets the same message from the switch (qos/show's error);
     each it accepts, the switch applies."""
     sb = net.sb
+    sb.allow_log(REJECTED_QOS)
     for cfg, message in BAD_CONFIGS:
         sb.set_awafs("q1", **cfg)
         assert wait_until(lambda: sb.qos_show("q1")[1].get("error")

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import REPO
-from testbed.ovs_sandbox import OvsSandbox
+from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
 from testbed.switch import completion_frames, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import inverse_cdf, load_cdf, weyl_samples
@@ -267,6 +267,7 @@ BAD_CONFIGS = [
 
 
 def test_bad_config_is_rejected_and_old_config_kept(sw):
+    sw.sb.allow_log(REJECTED_QOS)
     sw.sb.set_awafs("p1", queues=4, thresholds="1000,2000,3000",
                     percentiles="10,20,30")
     _, good, _ = sw.sb.qos_show("p1")
@@ -292,6 +293,7 @@ def test_bad_config_is_rejected_and_old_config_kept(sw):
 
 
 def test_rejected_first_config_shows_why(sw):
+    sw.sb.allow_log(REJECTED_QOS)
     sw.sb.set_awafs("p1", queues=1)
     qtype, details, queues = sw.sb.qos_show("p1")
     assert qtype == "awafs" and details["status"] == "not applied"
@@ -450,6 +452,7 @@ def test_tardy_flows(sw, tardy, queued, promoted):
 
 
 def test_tardy_needs_the_switch_count(sw):
+    sw.sb.allow_log(REJECTED_QOS)
     sw.sb.set_awafs("p1", queues=2, tardy="tfs")
     qtype, details, _ = sw.sb.qos_show("p1")
     assert details["status"] == "not applied"

@@ -61,7 +61,10 @@ def test_counters_add_up_through_reconfigurations(sw):
             int(q["tx_packets"]) + int(q["dropped-packets"])
             + int(q["flushed-packets"]) + int(q["backlog-packets"])), q
 
-    sb.update_awafs("p1", queues=4)                      # A new instance.
+    # A new instance (the thresholds must fit the queues: a configuration
+    # that is rejected keeps the old one, and the log check fails it).
+    sb.update_awafs("p1", queues=4, thresholds="10000,20000,30000")
+    assert sb.qos_show("p1")[1]["queues"] == "4"
     sw.src.send(frames(30, LOW, 100))
     time.sleep(0.3)
     sb.ofctl("mod-port", "br0", "p1", "down")            # Queued: freed.

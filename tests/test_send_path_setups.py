@@ -8,7 +8,7 @@ import re
 import time
 
 
-from testbed.ovs_sandbox import OvsSandbox
+from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
 from testbed.switch import two_pmds_to, wait_until
 from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
                              tcp_frame)
@@ -67,6 +67,7 @@ def test_buffers_bounded_by_per_port_mempools():
     reception on the port that feeds it."""
     with OvsSandbox(extra_config={"per-port-memory": "true"},
                     vswitchd=VSWITCHD) as sb:
+        sb.allow_log(REJECTED_QOS)
         sb.add_bridge()
         sb.add_dpdk_port("br0", "p0", "net_null0", 1)
         sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)

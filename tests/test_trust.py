@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from testbed.ovs_sandbox import REJECTED_QOS
 from testbed.traffic import tcp_frame
 
 
@@ -295,6 +296,7 @@ def test_configuration_too_large_is_refused_and_old_kept(sw, key, value):
     samples used to be allocated with xzalloc() at creation; now the memory
     is checked first: refused with a message in qos/show and the log, the
     old QoS kept, the switch forwarding."""
+    sw.sb.allow_log(REJECTED_QOS)
     sw.sb.set_awafs("p1", queues=4, thresholds="1000,2000,3000",
                     percentiles="10,20,30")
     extra = {"window-type": "exact"} if key == "window-capacity" else {}
