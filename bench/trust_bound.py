@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from testbed.micro import (LONG, SHORT, MicroBench, p99,  # noqa: E402
-                           write_rows)
+                           timed, write_study)
 
 SCHEME = "awafs-pct10"
 # What the attacker sends (testbed/attacker.py --attacks): everything, and
@@ -214,17 +214,12 @@ def main(argv):
         for trust in args.trust:
             for seed in range(1, args.seeds + 1):
                 for attack in [None, *args.attacks]:
-                    t0 = time.time()
-                    rows.append(run_one(bench, trust, seed, args, attack))
-                    print(f"{trust} seed {seed} attack {attack}: "
-                          f"{time.time() - t0:.0f} s", file=sys.stderr,
-                          flush=True)
+                    rows.append(timed(
+                        f"{trust} seed {seed} attack {attack}",
+                        lambda: run_one(bench, trust, seed, args, attack)))
     finally:
         bench.close()
-    write_rows(out / "trust-bound.csv", rows)
-    text = report(rows, args)
-    (out / "trust-bound.md").write_text(text)
-    print(text)
+    write_study(out, "trust-bound", rows, report(rows, args))
 
 
 if __name__ == "__main__":

@@ -33,14 +33,13 @@ import re
 import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from testbed.micro import (LONG, SHORT, MicroBench, p99,  # noqa: E402
-                           write_rows)
+                           timed, write_rows, write_study)
 
 SCHEMES = ["fifo", "static-1000KB", "awafs-pct10"]
 RATE = 100e6
@@ -226,17 +225,14 @@ def main(argv):
         try:
             for seed in range(1, args.seeds + 1):
                 for scheme in SCHEMES:
-                    t0 = time.time()
-                    rows.append(run_one(bench, transport, scheme, seed, args))
-                    print(f"{transport} seed {seed} {scheme}: "
-                          f"{time.time() - t0:.0f} s", file=sys.stderr,
-                          flush=True)
+                    rows.append(timed(
+                        f"{transport} seed {seed} {scheme}",
+                        lambda: run_one(bench, transport, scheme, seed,
+                                        args)))
         finally:
             bench.close()
-        write_rows(out / "long-flows.csv", rows)
-    text = report(rows, args)
-    (out / "long-flows.md").write_text(text)
-    print(text)
+        write_rows(out / "long-flows.csv", rows)   # Kept per transport.
+    write_study(out, "long-flows", rows, report(rows, args))
 
 
 if __name__ == "__main__":

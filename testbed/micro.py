@@ -13,6 +13,7 @@ same seed.  Transport: testbed/transport.py (cubic, bbr, dctcp)."""
 import csv
 import statistics
 import sys
+import time
 
 from testbed.senderbed import REPO, SenderBed, carried_bps
 from testbed.servers import Nginx
@@ -136,3 +137,19 @@ def write_rows(path, rows):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+
+
+def timed(label, run):
+    """run()'s result, after saying on stderr how long it took."""
+    t0 = time.time()
+    result = run()
+    print(f"{label}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    return result
+
+
+def write_study(out, stem, rows, text):
+    """A study's rows (OUT/STEM.csv) and report (OUT/STEM.md); prints the
+    report."""
+    write_rows(out / f"{stem}.csv", rows)
+    (out / f"{stem}.md").write_text(text)
+    print(text)
