@@ -10,11 +10,12 @@ sequence gaps, floods the flow table and sends empty and padded segments
 
 For each trust mode and seed, the same arrivals and sizes run honest alone,
 then with the attacker on a fifth host, n4, from a second before the first
-request to the last response, once per attack set (ATTACK_SETS).  The bounds, each over the
-seeds (the largest):
+request to the last response, once per attack set (ATTACK_SETS).  The
+bounds, each over the seeds (the largest):
 - thresholds: the change of the median threshold the port learned while
-  the honest flows ran, and the largest distance of any sampled threshold
-  from the honest run's median;
+  the honest flows ran (from 2 s on, once the window can hold min-samples),
+  and the largest distance of any threshold sampled then from the honest
+  run's median;
 - queue 0: the attacker's share of the bytes queue 0 carried, as the
   bytes queue 0 took beyond the honest run's (same flows), over all it took;
 - FCT: the change of the honest short and long flows' mean and p99.
