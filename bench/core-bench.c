@@ -152,7 +152,9 @@ bench_per_packet(int n_queues)
 {
     enum { BURST = 32, ROUNDS = 200000 };
     static uint8_t frames[N_FRAMES][64];
-    struct awafs_parse_stats st = { { 0 } };
+    struct awafs_parse_stats st;
+
+    memset(&st, 0, sizeof st);
     struct awafs_sched *s = awafs_sched_create(n_queues, 1024);
     struct awafs_thresholds t;
     void *out[BURST];
@@ -239,7 +241,9 @@ sender_main(void *arg)
     enum { BURST = 32 };
     uint8_t frames[N_FRAMES][64];
     struct sender *snd = arg;
-    struct awafs_parse_stats st = { { 0 } };
+    struct awafs_parse_stats st;
+
+    memset(&st, 0, sizeof st);
     double t0;
 
     make_frames(frames);

@@ -196,7 +196,7 @@ struct awafs_flowtab {
 
 _Static_assert(sizeof(struct flow_entry) == 64, "one entry, one cache line");
 
-_Static_assert(sizeof(struct awafs_flow_key) == 42,
+_Static_assert(sizeof(struct awafs_flow_key) == 46,
                "the flow key has no padding that hash_key() would read");
 
 static uint64_t
@@ -825,13 +825,19 @@ awafs_flow_key_from_frame(const void *frame, size_t len,
     }
     memset(key, 0, sizeof *key);
     key->ip_version = h->ip_version;
-    /* The VLAN IDs the parser stepped over (outer first): two tenants'
-     * flows with the same 5-tuple on different VLANs are two flows. */
-    for (int i = 0; i < 2 && ETH_HLEN_ + 4 * (i + 1) <= h->l3_ofs; i++) {
-        const uint8_t *tci = p + ETH_HLEN_ + 4 * i;
+    /* The VLAN IDs the parser stepped over (outer first), and the tunnel
+     * key: two tenants' flows with the same 5-tuple on different VLANs or
+     * in different tunnels are two flows. */
+    for (int i = 0; i < 2 && h->l2_ofs + ETH_HLEN_ + 4 * (i + 1) <= h->l3_ofs;
+         i++) {
+        const uint8_t *tci = p + h->l2_ofs + ETH_HLEN_ + 4 * i;
 
         key->vlan[i] = (uint16_t) ((tci[0] & 0x0f) << 8 | tci[1]);
     }
+    key->tunnel = h->tunnel;
+    key->vni[0] = h->vni >> 16;
+    key->vni[1] = h->vni >> 8;
+    key->vni[2] = h->vni;
     if (h->ip_version == 4) {
         memcpy(key->src, l3 + 12, 4);
         memcpy(key->dst, l3 + 16, 4);

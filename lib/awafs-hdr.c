@@ -14,7 +14,8 @@
 
 /* Parser and encoder for the AWAFS TCP option.  The wire format is specified
  * in docs/header.md.  The parser reads the frame byte by byte (no alignment
- * assumptions) and checks every length against the frame before reading. */
+ * assumptions) and checks every length against the frame before reading,
+ * inside a VXLAN or Geneve tunnel against the datagram that carries it. */
 
 #ifdef HAVE_CONFIG_H
 #include <config.h>             /* Built into Open vSwitch. */
@@ -33,6 +34,11 @@
 #define IPV4_MIN_HLEN 20
 #define IPV6_HLEN 40
 #define IPPROTO_TCP_ 6
+#define IPPROTO_UDP_ 17
+#define UDP_HLEN 8
+#define TUNNEL_HLEN 8           /* VXLAN's, and Geneve's without options. */
+#define VXLAN_FLAG_I 0x08       /* The VNI is valid (RFC 7348). */
+#define ETH_TYPE_TEB 0x6558     /* Transparent Ethernet Bridging. */
 #define TCP_MIN_HLEN 20
 #define TCP_OPT_EOL 0
 #define TCP_OPT_NOP 1
@@ -153,19 +159,99 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
     return found ? AWAFS_PARSE_OK : AWAFS_PARSE_NO_OPTION;
 }
 
-static enum awafs_parse_result
-parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
+/* What parse_l2() reads a frame with. */
+struct parse_ctx {
+    const uint8_t *frame;
+    const struct awafs_tunnel_ports *tunnels;   /* NULL: none. */
+    struct awafs_parse_stats *stats;            /* NULL: not counted. */
+};
+
+static void
+count_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel_event e)
 {
-    const uint8_t *end = p + len;
+    if (ctx->stats) {
+        ctx->stats->tunnel[e]++;
+    }
+}
+
+/* The kind of tunnel that UDP destination port 'port' carries. */
+static enum awafs_tunnel
+tunnel_at(const struct awafs_tunnel_ports *tunnels, uint16_t port)
+{
+    for (int i = 0; tunnels && i < tunnels->n; i++) {
+        if (tunnels->port[i] == port) {
+            return tunnels->type[i];
+        }
+    }
+    return AWAFS_TUNNEL_NONE;
+}
+
+static enum awafs_parse_result parse_l2(const struct parse_ctx *,
+                                        const uint8_t *l2, const uint8_t *end,
+                                        bool inner, struct awafs_hdr *);
+
+/* Reads the 'type' tunnel whose header starts at 'p' and whose datagram
+ * ends at 'end', with the outer IP header already in 'hdr'. */
+static enum awafs_parse_result
+parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
+             const uint8_t *p, const uint8_t *end, struct awafs_hdr *hdr)
+{
+    enum awafs_parse_result r;
+    size_t hlen = TUNNEL_HLEN;
+
+    if (end - p < TUNNEL_HLEN) {
+        count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
+        return AWAFS_PARSE_MALFORMED;
+    }
+    if (type == AWAFS_TUNNEL_VXLAN) {
+        if (!(p[0] & VXLAN_FLAG_I)) {
+            count_tunnel(ctx, AWAFS_TUN_UNKNOWN);
+            return AWAFS_PARSE_NOT_TCP;
+        }
+    } else {
+        if (p[0] >> 6 != 0 || rd16(p + 2) != ETH_TYPE_TEB) {
+            count_tunnel(ctx, AWAFS_TUN_UNKNOWN);
+            return AWAFS_PARSE_NOT_TCP;
+        }
+        hlen += (p[0] & 0x3f) * 4;
+        if (hlen > end - p) {
+            count_tunnel(ctx, AWAFS_TUN_BAD_OPTIONS);
+            return AWAFS_PARSE_MALFORMED;
+        }
+    }
+    count_tunnel(ctx, type == AWAFS_TUNNEL_VXLAN ? AWAFS_TUN_VXLAN
+                                                  : AWAFS_TUN_GENEVE);
+    hdr->tunnel = type;
+    hdr->vni = rd32(p + 4) >> 8;
+    hdr->outer_ip_version = hdr->ip_version;
+    hdr->outer_l3_ofs = hdr->l3_ofs;
+    hdr->ip_version = 0;
+    hdr->l3_ofs = 0;
+    hdr->ip_end = 0;
+    r = parse_l2(ctx, p + hlen, end, true, hdr);
+    if (r == AWAFS_PARSE_MALFORMED) {
+        count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
+    }
+    return r;
+}
+
+/* Parses the Ethernet frame at 'l2' that ends at 'end' ('inner' if inside a
+ * tunnel). */
+static enum awafs_parse_result
+parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, const uint8_t *end,
+         bool inner, struct awafs_hdr *hdr)
+{
     const uint8_t *l3, *l4, *l4_end;
     uint16_t eth_type;
     size_t tcp_hlen;
+    uint8_t proto;
 
-    if (len < ETH_HLEN) {
+    hdr->l2_ofs = l2 - ctx->frame;
+    if (end - l2 < ETH_HLEN) {
         return AWAFS_PARSE_MALFORMED;
     }
-    eth_type = rd16(p + 12);
-    l3 = p + ETH_HLEN;
+    eth_type = rd16(l2 + 12);
+    l3 = l2 + ETH_HLEN;
     for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
          i++) {
         if (i == MAX_VLAN_TAGS) {
@@ -193,16 +279,13 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
             return AWAFS_PARSE_UNSUPPORTED;
         }
         hdr->ip_version = 4;
-        hdr->l3_ofs = l3 - p;
+        hdr->l3_ofs = l3 - ctx->frame;
         hdr->ip_end = hdr->l3_ofs + tot_len;
-        if (l3[9] != IPPROTO_TCP_) {
-            return AWAFS_PARSE_NOT_TCP;
-        }
+        proto = l3[9];
         l4 = l3 + ihl;
         l4_end = l3 + tot_len;          /* Ignores Ethernet padding. */
     } else if (eth_type == ETH_TYPE_IPV6) {
         size_t payload_len;
-        uint8_t nh;
 
         if (end - l3 < IPV6_HLEN || (l3[0] >> 4) != 6) {
             return AWAFS_PARSE_MALFORMED;
@@ -212,14 +295,11 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
             return AWAFS_PARSE_MALFORMED;
         }
         hdr->ip_version = 6;
-        hdr->l3_ofs = l3 - p;
+        hdr->l3_ofs = l3 - ctx->frame;
         hdr->ip_end = hdr->l3_ofs + IPV6_HLEN + payload_len;
-        nh = l3[6];
-        if (is_ipv6_ext_hdr(nh)) {
+        proto = l3[6];
+        if (is_ipv6_ext_hdr(proto)) {
             return AWAFS_PARSE_UNSUPPORTED;
-        }
-        if (nh != IPPROTO_TCP_) {
-            return AWAFS_PARSE_NOT_TCP;
         }
         l4 = l3 + IPV6_HLEN;
         l4_end = l4 + payload_len;
@@ -227,6 +307,30 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
         return AWAFS_PARSE_NOT_TCP;
     }
 
+    if (proto == IPPROTO_UDP_ && ctx->tunnels) {
+        enum awafs_tunnel type;
+        size_t udp_len;
+
+        if (l4_end - l4 < UDP_HLEN) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        type = tunnel_at(ctx->tunnels, rd16(l4 + 2));
+        if (type == AWAFS_TUNNEL_NONE) {
+            return AWAFS_PARSE_NOT_TCP;
+        }
+        if (inner) {
+            count_tunnel(ctx, AWAFS_TUN_NESTED);
+            return AWAFS_PARSE_UNSUPPORTED;
+        }
+        udp_len = rd16(l4 + 4);
+        if (udp_len < UDP_HLEN || udp_len > l4_end - l4) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        return parse_tunnel(ctx, type, l4 + UDP_HLEN, l4 + udp_len, hdr);
+    }
+    if (proto != IPPROTO_TCP_) {
+        return AWAFS_PARSE_NOT_TCP;
+    }
     if (l4_end - l4 < TCP_MIN_HLEN) {
         return AWAFS_PARSE_MALFORMED;
     }
@@ -237,37 +341,53 @@ parse__(const uint8_t *p, size_t len, struct awafs_hdr *hdr)
     hdr->tcp_flags = l4[13];
     hdr->seq = rd32(l4 + 4);
     hdr->ack = rd32(l4 + 8);
-    hdr->l4_ofs = l4 - p;
+    hdr->l4_ofs = l4 - ctx->frame;
     hdr->payload_len = (l4_end - l4) - tcp_hlen;
     return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
+}
+
+enum awafs_parse_result
+awafs_parse_tunnel(const void *frame, size_t len,
+                   const struct awafs_tunnel_ports *ports,
+                   struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+{
+    struct parse_ctx ctx = {
+        .frame = frame,
+        .tunnels = ports && ports->n ? ports : NULL,
+        .stats = stats,
+    };
+    enum awafs_parse_result r;
+
+    memset(hdr, 0, sizeof *hdr);
+    /* Offsets are 16-bit; no Ethernet frame is longer than that. */
+    r = (len > UINT16_MAX ? AWAFS_PARSE_MALFORMED
+         : parse_l2(&ctx, frame, ctx.frame + len, false, hdr));
+    if (stats) {
+        stats->n[r]++;
+    }
+    return r;
 }
 
 enum awafs_parse_result
 awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
             struct awafs_parse_stats *stats)
 {
-    enum awafs_parse_result r;
+    return awafs_parse_tunnel(frame, len, NULL, hdr, stats);
+}
 
-    hdr->bytes_sent = 0;
-    hdr->flow_size = 0;
-    hdr->prev_size = 0;
-    hdr->prev_end = 0;
-    hdr->completed = false;
-    hdr->has_prev = false;
-    hdr->karuna = 0;
-    hdr->has_karuna = false;
-    hdr->mss = 0;
-    hdr->ip_version = 0;
-    hdr->l3_ofs = 0;
-    hdr->l4_ofs = 0;
-    hdr->ip_end = 0;
-    hdr->payload_len = 0;
-    /* Offsets are 16-bit; no Ethernet frame is longer than that. */
-    r = len > UINT16_MAX ? AWAFS_PARSE_MALFORMED : parse__(frame, len, hdr);
-    if (stats) {
-        stats->n[r]++;
+bool
+awafs_tunnel_ports_add(struct awafs_tunnel_ports *ports, uint16_t port,
+                       enum awafs_tunnel type)
+{
+    if (tunnel_at(ports, port) != AWAFS_TUNNEL_NONE) {
+        return true;
     }
-    return r;
+    if (ports->n == AWAFS_TUNNEL_MAX_PORTS) {
+        return false;
+    }
+    ports->port[ports->n] = port;
+    ports->type[ports->n++] = type;
+    return true;
 }
 
 const char *
@@ -285,6 +405,28 @@ awafs_parse_result_to_string(enum awafs_parse_result r)
     case AWAFS_PARSE_MALFORMED:
         return "malformed";
     case AWAFS_PARSE_N_RESULTS:
+    default:
+        return "<invalid>";
+    }
+}
+
+const char *
+awafs_tunnel_event_to_string(enum awafs_tunnel_event e)
+{
+    switch (e) {
+    case AWAFS_TUN_VXLAN:
+        return "vxlan";
+    case AWAFS_TUN_GENEVE:
+        return "geneve";
+    case AWAFS_TUN_TRUNCATED:
+        return "truncated";
+    case AWAFS_TUN_BAD_OPTIONS:
+        return "bad-options";
+    case AWAFS_TUN_NESTED:
+        return "nested";
+    case AWAFS_TUN_UNKNOWN:
+        return "unknown-header";
+    case AWAFS_TUN_N_EVENTS:
     default:
         return "<invalid>";
     }

@@ -576,15 +576,16 @@ csum_update16(uint16_t csum, uint16_t old, uint16_t new)
     return ~sum;
 }
 
-bool
-awafs_ecn_capable(const uint8_t *frame, size_t len,
-                  const struct awafs_hdr *h)
+/* True if the IP header of 'version' at 'ofs' in 'frame' of 'len' bytes is
+ * ECT(0) or ECT(1). */
+static bool
+ip_ect(const uint8_t *frame, size_t len, uint8_t version, uint16_t ofs)
 {
-    const uint8_t *ip = frame + h->l3_ofs;
+    const uint8_t *ip = frame + ofs;
 
-    if (h->ip_version == 4 && (size_t) h->l3_ofs + 20 <= len) {
+    if (version == 4 && (size_t) ofs + 20 <= len) {
         return (ip[1] & 3) == 1 || (ip[1] & 3) == 2;
-    } else if (h->ip_version == 6 && (size_t) h->l3_ofs + 40 <= len) {
+    } else if (version == 6 && (size_t) ofs + 40 <= len) {
         uint8_t ecn = (ip[1] >> 4) & 3;
 
         return ecn == 1 || ecn == 2;
@@ -593,14 +594,28 @@ awafs_ecn_capable(const uint8_t *frame, size_t len,
 }
 
 bool
+awafs_ecn_capable(const uint8_t *frame, size_t len,
+                  const struct awafs_hdr *h)
+{
+    if (h->tunnel) {
+        /* RFC 6040, section 4.2: a decapsulator drops a CE outer with a
+         * Not-ECT inner, so only a packet ECT on both may be marked. */
+        return (ip_ect(frame, len, h->outer_ip_version, h->outer_l3_ofs)
+                && ip_ect(frame, len, h->ip_version, h->l3_ofs));
+    }
+    return ip_ect(frame, len, h->ip_version, h->l3_ofs);
+}
+
+bool
 awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h)
 {
-    uint8_t *ip = frame + h->l3_ofs;
+    uint8_t version = h->tunnel ? h->outer_ip_version : h->ip_version;
+    uint8_t *ip = frame + (h->tunnel ? h->outer_l3_ofs : h->l3_ofs);
 
     if (!awafs_ecn_capable(frame, len, h)) {
         return false;       /* Not IP, too short, not ECT, or already CE. */
     }
-    if (h->ip_version == 4) {
+    if (version == 4) {
         uint16_t old = ip[0] << 8 | ip[1];
         uint16_t new, csum;
 

@@ -76,10 +76,19 @@ struct awafs_hdr {
     uint16_t mss;           /* TCP MSS option (SYN), 0 if none. */
     uint16_t ip_end;        /* Offset one past the IP packet, if
                              * ip_version: what follows is L2 padding. */
+    uint16_t l2_ofs;        /* Offset of the Ethernet header the fields
+                             * above belong to: 0, or a tunnel's inner. */
+    /* A tunnelled frame (awafs_parse_tunnel()): every field above is the
+     * inner frame's, and these are the encapsulation's. */
+    uint8_t tunnel;         /* enum awafs_tunnel; NONE if not tunnelled. */
+    uint8_t outer_ip_version;   /* If 'tunnel': the outer IP header's */
+    uint16_t outer_l3_ofs;      /* version and offset. */
+    uint32_t vni;           /* If 'tunnel': its key (24 bits). */
 };
 
 /* The smallest frame an honest sender's NIC pads to: 60 bytes (the
- * Ethernet minimum without FCS), plus 4 per VLAN tag. */
+ * Ethernet minimum without FCS), plus 4 per VLAN tag.  In a tunnel, the
+ * inner frame's (an encapsulation adds no padding of its own). */
 #define AWAFS_ETH_MIN_FRAME 60
 
 /* True if the IP frame of 'len' bytes parsed into 'h' carries more padding
@@ -88,7 +97,9 @@ struct awafs_hdr {
 static inline bool
 awafs_hdr_padded(const struct awafs_hdr *h, size_t len)
 {
-    size_t min = AWAFS_ETH_MIN_FRAME + (h->l3_ofs > 14 ? h->l3_ofs - 14 : 0);
+    size_t min = h->l2_ofs + AWAFS_ETH_MIN_FRAME
+                 + (h->l3_ofs > h->l2_ofs + 14 ? h->l3_ofs - h->l2_ofs - 14
+                                               : 0);
 
     return h->ip_version && len > h->ip_end && len > min;
 }
@@ -167,15 +178,65 @@ enum awafs_parse_result {
     AWAFS_PARSE_N_RESULTS
 };
 
-/* Counters bumped by awafs_parse(), one per result. */
+/* Encapsulations the parser looks inside (docs/design.md, "Tunnels"). */
+enum awafs_tunnel {
+    AWAFS_TUNNEL_NONE,
+    AWAFS_TUNNEL_VXLAN,         /* RFC 7348. */
+    AWAFS_TUNNEL_GENEVE,        /* RFC 8926, carrying Ethernet. */
+};
+
+#define AWAFS_VXLAN_PORT 4789       /* IANA's. */
+#define AWAFS_GENEVE_PORT 6081
+#define AWAFS_TUNNEL_MAX_PORTS 8
+
+/* The UDP destination ports whose datagrams are tunnels, and of which
+ * kind.  No port: no tunnel is parsed. */
+struct awafs_tunnel_ports {
+    int n;
+    uint16_t port[AWAFS_TUNNEL_MAX_PORTS];
+    uint8_t type[AWAFS_TUNNEL_MAX_PORTS];       /* enum awafs_tunnel. */
+};
+
+/* What the parser met in a tunnelled frame: the encapsulation it read
+ * inside, or why it did not. */
+enum awafs_tunnel_event {
+    AWAFS_TUN_VXLAN,            /* Read inside a VXLAN header. */
+    AWAFS_TUN_GENEVE,           /* Read inside a Geneve header. */
+    AWAFS_TUN_TRUNCATED,        /* The tunnel header or its inner frame cut
+                                 * short or inconsistent (malformed). */
+    AWAFS_TUN_BAD_OPTIONS,      /* Geneve options past the datagram
+                                 * (malformed). */
+    AWAFS_TUN_NESTED,           /* A tunnel inside a tunnel (unsupported). */
+    AWAFS_TUN_UNKNOWN,          /* To a tunnel port, not a header read here:
+                                 * VXLAN without its I flag, Geneve of
+                                 * another version or not carrying Ethernet
+                                 * (not TCP). */
+    AWAFS_TUN_N_EVENTS
+};
+
+/* Counters bumped by awafs_parse(), one per result, and by
+ * awafs_parse_tunnel(), also one per tunnel event. */
 struct awafs_parse_stats {
     uint64_t n[AWAFS_PARSE_N_RESULTS];
+    uint64_t tunnel[AWAFS_TUN_N_EVENTS];
 };
 
 enum awafs_parse_result awafs_parse(const void *frame, size_t len,
                                     struct awafs_hdr *hdr,
                                     struct awafs_parse_stats *stats);
+/* awafs_parse() that reads inside the tunnels 'ports' names (NULL: none),
+ * over IPv4 or IPv6 with up to two VLAN tags outside: the result and 'hdr'
+ * are the inner frame's.  Bounds are checked as strictly inside as
+ * outside; a tunnel inside the tunnel is not read. */
+enum awafs_parse_result awafs_parse_tunnel(
+    const void *frame, size_t len, const struct awafs_tunnel_ports *ports,
+    struct awafs_hdr *hdr, struct awafs_parse_stats *stats);
 const char *awafs_parse_result_to_string(enum awafs_parse_result);
+const char *awafs_tunnel_event_to_string(enum awafs_tunnel_event);
+/* Adds 'port' for tunnels of 'type' to 'ports' unless present or full.
+ * Returns false if full. */
+bool awafs_tunnel_ports_add(struct awafs_tunnel_ports *, uint16_t port,
+                            enum awafs_tunnel type);
 
 /* Writes the option into 'buf' (at least AWAFS_OPT_LEN_COMPLETED bytes if
  * 'completed', else AWAFS_OPT_LEN), saturating both values.  Returns the
@@ -391,11 +452,15 @@ unsigned int awafs_byte_free_queue(struct awafs_tb *budget, uint64_t now,
                                    uint32_t len, unsigned int n_queues,
                                    uint64_t *over);
 
-/* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1). */
+/* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1).  A
+ * tunnelled one only if both its outer and its inner IP headers are: the
+ * mark goes on the outer header, and a decapsulator that follows RFC 6040
+ * copies it inwards, or drops the packet if the inner is not ECT. */
 bool awafs_ecn_capable(const uint8_t *frame, size_t len,
                        const struct awafs_hdr *h);
 /* Sets CE on an ECT(0)/ECT(1) IPv4 or IPv6 packet parsed into 'h' (IPv4
- * checksum updated).  Returns true if it marked the packet. */
+ * checksum updated), on the outer header of a tunnelled one whose inner is
+ * ECT.  Returns true if it marked the packet. */
 bool awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h);
 
 /* ---- Completed-size ring ---- */
@@ -450,14 +515,18 @@ uint64_t awafs_srclimit_limited(const struct awafs_srclimit *);
 
 /* ---- Switch-side flow table (trust=switch and trust=verify) ---- */
 
-/* Everything that tells two flows apart at a port.  Fields a caller does
- * not know are zero ('pad' always). */
+/* Everything that tells two flows apart at a port: a tunnelled frame's
+ * inner 5-tuple and VLANs with its tunnel and key, so that two tenants with
+ * the same inner addresses are two flows.  Fields a caller does not know
+ * are zero ('pad' always). */
 struct awafs_flow_key {
     uint8_t ip_version;
-    uint8_t pad;
+    uint8_t tunnel;             /* enum awafs_tunnel. */
     uint16_t sport, dport;
     uint8_t src[16], dst[16];   /* IPv4 in the first 4 bytes. */
     uint16_t vlan[2];           /* VLAN IDs, outer first; 0: untagged. */
+    uint8_t vni[3];             /* The tunnel key, as on the wire. */
+    uint8_t pad;
 };
 
 struct awafs_flow_result {

@@ -1,5 +1,7 @@
 /* libFuzzer target for the AWAFS header parser and the flow key extraction:
- * any byte string is a frame.  Built with ASan + UBSan; besides memory errors
+ * any byte string is a frame, read inside VXLAN and Geneve tunnels at their
+ * standard ports and at 8472 (Linux's old VXLAN port) as tunnel=auto
+ * would.  Built with ASan + UBSan; besides memory errors
  * it checks their promises about what they return.
  *
  * The same bytes are then read as a sequence of frames, each a 2-byte
@@ -13,8 +15,11 @@
 #include "awafs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct awafs_tunnel_ports ports;
 
 /* Checks 'frame' of 'len' bytes parsed into 'h' as TCP; feeds it to 't'.
  * Returns the bytes its completions report. */
@@ -62,7 +67,7 @@ sequence(const uint8_t *data, size_t size)
         i += 2;
         len = len < size - i ? len : size - i;
         i += len;
-        r = awafs_parse(frame, len, &h, NULL);
+        r = awafs_parse_tunnel(frame, len, &ports, &h, NULL);
         if (r == AWAFS_PARSE_OK || r == AWAFS_PARSE_NO_OPTION) {
             payload += h.payload_len;
             completed += through_table(t, frame, len, &h, ++now);
@@ -77,12 +82,40 @@ sequence(const uint8_t *data, size_t size)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct awafs_parse_stats st = { { 0 } };
+    struct awafs_parse_stats st = { .n = { 0 } };
+    enum awafs_parse_result r;
     struct awafs_hdr h;
-    enum awafs_parse_result r = awafs_parse(data, size, &h, &st);
+    uint64_t events = 0;
 
+    if (!ports.n) {
+        awafs_tunnel_ports_add(&ports, AWAFS_VXLAN_PORT, AWAFS_TUNNEL_VXLAN);
+        awafs_tunnel_ports_add(&ports, AWAFS_GENEVE_PORT,
+                               AWAFS_TUNNEL_GENEVE);
+        awafs_tunnel_ports_add(&ports, 8472, AWAFS_TUNNEL_VXLAN);
+    }
+    r = awafs_parse_tunnel(data, size, &ports, &h, &st);
     if (r >= AWAFS_PARSE_N_RESULTS || st.n[r] != 1) {
         abort();
+    }
+    for (int e = 0; e < AWAFS_TUN_N_EVENTS; e++) {
+        events += st.tunnel[e];
+    }
+    /* A tunnel is read once, and a tunnelled frame's inner headers lie
+     * after its outer ones. */
+    if (events > 2 || (h.tunnel && (h.outer_l3_ofs < 14
+                                    || h.outer_l3_ofs >= h.l2_ofs
+                                    || h.vni > 0xffffff
+                                    || (h.l3_ofs
+                                        && h.l3_ofs < h.l2_ofs + 14)))) {
+        abort();
+    }
+    if (size) {
+        /* Marking writes only inside the frame (ASan checks the copy). */
+        uint8_t *copy = malloc(size);
+
+        memcpy(copy, data, size);
+        awafs_ecn_set_ce(copy, size, &h);
+        free(copy);
     }
     if (r == AWAFS_PARSE_OK || r == AWAFS_PARSE_NO_OPTION) {
         /* TCP found: the flow key extraction takes it. */
@@ -95,7 +128,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (r == AWAFS_PARSE_OK) {
         /* Offsets point inside the frame, in order; values are in range. */
-        if (h.l3_ofs < 14 || h.l4_ofs <= h.l3_ofs || h.l4_ofs + 20 > size
+        if (h.l3_ofs < h.l2_ofs + 14 || h.l4_ofs <= h.l3_ofs
+            || h.l4_ofs + 20 > size
             || (h.ip_version != 4 && h.ip_version != 6)
             || h.bytes_sent > AWAFS_BYTES_SENT_MAX
             || (h.completed && h.flow_size < h.bytes_sent)

@@ -232,4 +232,82 @@ build_frame(uint8_t *buf, const struct frame_spec *s, size_t *l3, size_t *l4)
     return tcp + l4_len + s->eth_padding;
 }
 
+/* What encap() wraps a frame in.  Zero means "the usual". */
+struct tunnel_spec {
+    enum awafs_tunnel type;     /* VXLAN (default) or GENEVE. */
+    bool outer_ipv6;
+    int outer_vlans;            /* 0 or 1. */
+    uint32_t vni;
+    size_t geneve_opts_len;     /* Multiple of 4, at most 252. */
+    uint16_t dport;             /* 0: the type's IANA port. */
+    uint8_t outer_ecn;          /* The outer IP header's ECN field. */
+};
+
+/* Writes into 'buf' the 'inner_len' bytes at 'inner' encapsulated as 't'
+ * says, as OVS's userspace tunnels do (UDP checksum 0 over IPv4), and
+ * returns the frame's length; the offset of the outer IP header goes to
+ * '*outer_l3' if nonnull.  'buf' may not overlap 'inner'. */
+static inline size_t
+encap(uint8_t *buf, const uint8_t *inner, size_t inner_len,
+      const struct tunnel_spec *t, size_t *outer_l3)
+{
+    bool geneve = t->type == AWAFS_TUNNEL_GENEVE;
+    size_t opts_len = geneve ? t->geneve_opts_len : 0;
+    size_t p = 12, ip, udp, th, udp_len;
+
+    memcpy(buf, "\x02\x00\x00\x00\x00\x03\x02\x00\x00\x00\x00\x04", 12);
+    if (t->outer_vlans) {
+        put16(buf + p, 0x8100);
+        put16(buf + p + 2, 7);
+        p += 4;
+    }
+    put16(buf + p, t->outer_ipv6 ? 0x86dd : 0x0800);
+    ip = p + 2;
+    udp = ip + (t->outer_ipv6 ? 40 : 20);
+    th = udp + 8;
+    udp_len = 8 + 8 + opts_len + inner_len;
+    memset(buf + ip, 0, th + 8 - ip);
+    if (t->outer_ipv6) {
+        buf[ip] = 0x60 | (t->outer_ecn >> 4);
+        buf[ip + 1] = (uint8_t) (t->outer_ecn << 4);
+        put16(buf + ip + 4, udp_len);
+        buf[ip + 6] = 17;
+        buf[ip + 7] = 64;
+    } else {
+        buf[ip] = 0x45;
+        buf[ip + 1] = t->outer_ecn;
+        put16(buf + ip + 2, 20 + udp_len);
+        buf[ip + 8] = 64;
+        buf[ip + 9] = 17;
+    }
+    put16(buf + udp, 50000);
+    put16(buf + udp + 2, t->dport ? t->dport
+                         : geneve ? AWAFS_GENEVE_PORT : AWAFS_VXLAN_PORT);
+    put16(buf + udp + 4, udp_len);
+    buf[th] = geneve ? (uint8_t) (opts_len / 4) : 0x08;
+    if (geneve) {
+        put16(buf + th + 2, 0x6558);
+    }
+    buf[th + 4] = (uint8_t) (t->vni >> 16);
+    buf[th + 5] = (uint8_t) (t->vni >> 8);
+    buf[th + 6] = (uint8_t) t->vni;
+    memset(buf + th + 8, 0xab, opts_len);
+    memcpy(buf + th + 8 + opts_len, inner, inner_len);
+    if (outer_l3) {
+        *outer_l3 = ip;
+    }
+    return th + 8 + opts_len + inner_len;
+}
+
+/* The standard ports: VXLAN at 4789, Geneve at 6081. */
+static inline struct awafs_tunnel_ports
+standard_tunnel_ports(void)
+{
+    struct awafs_tunnel_ports ports = { .n = 0 };
+
+    awafs_tunnel_ports_add(&ports, AWAFS_VXLAN_PORT, AWAFS_TUNNEL_VXLAN);
+    awafs_tunnel_ports_add(&ports, AWAFS_GENEVE_PORT, AWAFS_TUNNEL_GENEVE);
+    return ports;
+}
+
 #endif /* unit.h */

@@ -1113,6 +1113,40 @@ test_vlans_tell_flows_apart(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* In a tunnel the inner 5-tuple and VLANs make the key with the tunnel
+ * and its key: two tenants with the same inner addresses are two flows,
+ * and the outer headers tell nothing apart. */
+static void
+test_tunnels_tell_flows_apart(void **state)
+{
+    static uint8_t inner[1600], frame[2200];
+    struct awafs_tunnel_ports ports = standard_tunnel_ports();
+    struct frame_spec s = { .payload_len = 100, .n_vlans = 1 };
+    struct tunnel_spec t = { .vni = 10, .outer_vlans = 1 };
+    struct awafs_flow_key k[4];
+    struct awafs_hdr h;
+    size_t ilen, len;
+
+    (void) state;
+    ilen = build_frame(inner, &s, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+        t.vni = i == 1 ? 11 : 10;
+        t.type = i == 2 ? AWAFS_TUNNEL_GENEVE : AWAFS_TUNNEL_VXLAN;
+        t.outer_ipv6 = i == 3;
+        len = encap(frame, inner, ilen, &t, NULL);
+        assert_int_equal(awafs_parse_tunnel(frame, len, &ports, &h, NULL),
+                         AWAFS_PARSE_NO_OPTION);
+        assert_true(awafs_flow_key_from_frame(frame, len, &h, &k[i]));
+        assert_int_equal(k[i].vlan[0], 100);    /* The inner frame's. */
+        assert_int_equal(k[i].vlan[1], 0);
+        assert_int_equal(k[i].sport, 40000);
+    }
+    assert_true(memcmp(&k[0], &k[1], sizeof k[0]) != 0);   /* VNI. */
+    assert_true(memcmp(&k[0], &k[2], sizeof k[0]) != 0);   /* Geneve. */
+    assert_true(memcmp(&k[0], &k[3], sizeof k[0]) == 0);   /* Outer v6. */
+    assert_int_equal(k[1].vni[2], 11);
+}
+
 AWAFS_UNIT_MAIN(flowtab)
 {
     const struct CMUnitTest tests[] = {
@@ -1142,6 +1176,7 @@ AWAFS_UNIT_MAIN(flowtab)
         cmocka_unit_test(test_evicted_flow_restarts_in_the_lowest_queue),
         cmocka_unit_test(test_completions_limited_per_source),
         cmocka_unit_test(test_vlans_tell_flows_apart),
+        cmocka_unit_test(test_tunnels_tell_flows_apart),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -246,7 +246,7 @@ test_ipv6_extension_headers(void **state)
     uint8_t opt[8];
     struct frame_spec s = { .ipv6 = true, .tcp_opts = opt };
     struct awafs_hdr h;
-    struct awafs_parse_stats st = { { 0 } };
+    struct awafs_parse_stats st = { .n = { 0 } };
     size_t l3, len;
 
     (void) state;
@@ -353,7 +353,7 @@ test_bad_awafs_option(void **state)
 static void
 test_stats_count_every_result(void **state)
 {
-    struct awafs_parse_stats st = { { 0 } };
+    struct awafs_parse_stats st = { .n = { 0 } };
     uint8_t opt[8];
     struct frame_spec s = { .tcp_opts = opt };
     struct awafs_hdr h;
@@ -374,6 +374,228 @@ test_stats_count_every_result(void **state)
     assert_int_equal(st.n[AWAFS_PARSE_NO_OPTION], 0);
     assert_string_equal(awafs_parse_result_to_string(AWAFS_PARSE_MALFORMED),
                         "malformed");
+}
+
+/* ---- Tunnels ---- */
+
+static uint8_t inner[1600], outer[2200];
+
+static enum awafs_parse_result
+parse_tunnelled(size_t len, struct awafs_hdr *h,
+                struct awafs_parse_stats *st)
+{
+    struct awafs_tunnel_ports ports = standard_tunnel_ports();
+
+    return awafs_parse_tunnel(outer, len, &ports, h, st);
+}
+
+static void
+test_tunnel_inner_headers(void **state)
+{
+    static const enum awafs_tunnel types[] = { AWAFS_TUNNEL_VXLAN,
+                                               AWAFS_TUNNEL_GENEVE };
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt, .payload_len = 100 };
+    struct awafs_hdr h;
+
+    (void) state;
+    s.tcp_opts_len = data_opt(opt, 4242);
+    for (int i = 0; i < 2 * 2 * 2 * 2 * 2 * 3; i++) {
+        struct tunnel_spec t = {
+            .type = types[i % 2], .outer_ipv6 = i / 2 % 2,
+            .outer_vlans = i / 4 % 2, .vni = 0xabcdef - i,
+            .geneve_opts_len = (size_t[]) { 0, 8, 252 }[i / 32],
+        };
+        struct awafs_parse_stats st = { .n = { 0 } };
+        size_t l3, l4, outer_l3, ilen, len;
+
+        s.ipv6 = i / 8 % 2;
+        s.n_vlans = i / 16 % 2;
+        ilen = build_frame(inner, &s, &l3, &l4);
+        len = encap(outer, inner, ilen, &t, &outer_l3);
+        assert_int_equal(parse_tunnelled(len, &h, &st), AWAFS_PARSE_OK);
+        assert_int_equal(h.bytes_sent, 4242);
+        assert_int_equal(h.payload_len, 100);
+        assert_int_equal(h.tunnel, t.type);
+        assert_int_equal(h.vni, t.vni);
+        assert_int_equal(h.l2_ofs, len - ilen);
+        assert_int_equal(h.l3_ofs, len - ilen + l3);
+        assert_int_equal(h.l4_ofs, len - ilen + l4);
+        assert_int_equal(h.ip_end, len);
+        assert_int_equal(h.ip_version, s.ipv6 ? 6 : 4);
+        assert_int_equal(h.outer_ip_version, t.outer_ipv6 ? 6 : 4);
+        assert_int_equal(h.outer_l3_ofs, outer_l3);
+        assert_false(awafs_hdr_padded(&h, len));
+        assert_int_equal(st.n[AWAFS_PARSE_OK], 1);
+        assert_int_equal(st.tunnel[t.type == AWAFS_TUNNEL_VXLAN
+                                   ? AWAFS_TUN_VXLAN : AWAFS_TUN_GENEVE], 1);
+        /* Without tunnels, or at another port, it is UDP. */
+        assert_int_equal(awafs_parse(outer, len, &h, NULL),
+                         AWAFS_PARSE_NOT_TCP);
+        assert_int_equal(h.tunnel, AWAFS_TUNNEL_NONE);
+        t.dport = 4790;
+        len = encap(outer, inner, ilen, &t, NULL);
+        assert_int_equal(parse_tunnelled(len, &h, NULL), AWAFS_PARSE_NOT_TCP);
+    }
+}
+
+static void
+test_tunnel_configured_port(void **state)
+{
+    struct awafs_tunnel_ports ports = { .n = 0 };
+    struct tunnel_spec t = { .type = AWAFS_TUNNEL_GENEVE, .dport = 7000 };
+    struct frame_spec s = { .payload_len = 10 };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    len = encap(outer, inner, build_frame(inner, &s, NULL, NULL), &t, NULL);
+    assert_true(awafs_tunnel_ports_add(&ports, 7000, AWAFS_TUNNEL_GENEVE));
+    assert_true(awafs_tunnel_ports_add(&ports, 7000, AWAFS_TUNNEL_GENEVE));
+    assert_int_equal(ports.n, 1);
+    assert_int_equal(awafs_parse_tunnel(outer, len, &ports, &h, NULL),
+                     AWAFS_PARSE_NO_OPTION);
+    assert_int_equal(h.tunnel, AWAFS_TUNNEL_GENEVE);
+    /* No port at all is no tunnel. */
+    ports.n = 0;
+    assert_int_equal(awafs_parse_tunnel(outer, len, &ports, &h, NULL),
+                     AWAFS_PARSE_NOT_TCP);
+    for (int i = 0; i < AWAFS_TUNNEL_MAX_PORTS; i++) {
+        assert_true(awafs_tunnel_ports_add(&ports, 1000 + i,
+                                           AWAFS_TUNNEL_VXLAN));
+    }
+    assert_false(awafs_tunnel_ports_add(&ports, 999, AWAFS_TUNNEL_VXLAN));
+    assert_string_equal(awafs_tunnel_event_to_string(AWAFS_TUN_BAD_OPTIONS),
+                        "bad-options");
+}
+
+/* An inner frame cut anywhere, inside an outer frame whose own lengths
+ * are right: malformed and counted, at every cut. */
+static void
+test_tunnel_inner_cut_short(void **state)
+{
+    uint8_t opt[12];
+    struct frame_spec s = { .tcp_opts = opt, .payload_len = 30 };
+    struct awafs_hdr h;
+
+    (void) state;
+    s.tcp_opts_len = awafs_opt_encode(opt, 10, true, 40);
+    for (int g = 0; g < 2; g++) {
+        struct tunnel_spec t = { .type = g ? AWAFS_TUNNEL_GENEVE
+                                           : AWAFS_TUNNEL_VXLAN,
+                                 .geneve_opts_len = 4 };
+        size_t ilen = build_frame(inner, &s, NULL, NULL);
+
+        for (size_t cut = 0; cut < ilen; cut++) {
+            struct awafs_parse_stats st = { .n = { 0 } };
+            size_t len = encap(outer, inner, cut, &t, NULL);
+
+            assert_int_equal(parse_tunnelled(len, &h, &st),
+                             AWAFS_PARSE_MALFORMED);
+            assert_int_equal(st.tunnel[AWAFS_TUN_TRUNCATED], 1);
+            assert_false(awafs_hdr_counts_completion(&h));
+        }
+    }
+}
+
+static void
+test_tunnel_bad_headers(void **state)
+{
+    struct tunnel_spec vx = { .vni = 5 };
+    struct tunnel_spec gn = { .type = AWAFS_TUNNEL_GENEVE, .vni = 5 };
+    struct frame_spec s = { .payload_len = 10 };
+    struct awafs_parse_stats st = { .n = { 0 } };
+    size_t ilen, len, outer_l3;
+    struct awafs_hdr h;
+
+    (void) state;
+    ilen = build_frame(inner, &s, NULL, NULL);
+
+    /* A UDP datagram to 4789 that is not VXLAN (no I flag). */
+    len = encap(outer, inner, ilen, &vx, &outer_l3);
+    outer[outer_l3 + 28] = 0;
+    assert_int_equal(parse_tunnelled(len, &h, &st), AWAFS_PARSE_NOT_TCP);
+    assert_int_equal(st.tunnel[AWAFS_TUN_UNKNOWN], 1);
+    /* Geneve of version 1, and Geneve carrying IPv4 rather than
+     * Ethernet. */
+    len = encap(outer, inner, ilen, &gn, &outer_l3);
+    outer[outer_l3 + 28] |= 0x40;
+    assert_int_equal(parse_tunnelled(len, &h, &st), AWAFS_PARSE_NOT_TCP);
+    len = encap(outer, inner, ilen, &gn, &outer_l3);
+    outer[outer_l3 + 30] = 0x08;
+    outer[outer_l3 + 31] = 0x00;
+    assert_int_equal(parse_tunnelled(len, &h, &st), AWAFS_PARSE_NOT_TCP);
+    assert_int_equal(st.tunnel[AWAFS_TUN_UNKNOWN], 3);
+
+    /* Geneve options longer than the datagram: 63 words on a 14-byte
+     * inner frame. */
+    len = encap(outer, inner, 14, &gn, &outer_l3);
+    outer[outer_l3 + 28] = 63;
+    assert_int_equal(parse_tunnelled(len, &h, &st), AWAFS_PARSE_MALFORMED);
+    assert_int_equal(st.tunnel[AWAFS_TUN_BAD_OPTIONS], 1);
+
+    /* A datagram shorter than the tunnel header. */
+    for (size_t n = 0; n < 8; n++) {
+        len = encap(outer, inner, 0, &vx, &outer_l3);
+        outer[outer_l3 + 25] = 8 + n;   /* UDP length. */
+        outer[outer_l3 + 3] = 28 + n;   /* IP total length. */
+        assert_int_equal(parse_tunnelled(len - 8 + n, &h, &st),
+                         AWAFS_PARSE_MALFORMED);
+    }
+    assert_int_equal(st.tunnel[AWAFS_TUN_TRUNCATED], 8);
+
+    /* A UDP length past the IP packet: the outer frame is malformed. */
+    len = encap(outer, inner, ilen, &vx, &outer_l3);
+    outer[outer_l3 + 25]++;
+    assert_int_equal(parse_tunnelled(len, &h, &st), AWAFS_PARSE_MALFORMED);
+    assert_int_equal(st.tunnel[AWAFS_TUN_TRUNCATED], 8);
+}
+
+/* A tunnel inside a tunnel, of either kind in either: not read. */
+static void
+test_tunnel_nested(void **state)
+{
+    static uint8_t middle[2000];
+    struct frame_spec s = { .payload_len = 10 };
+    size_t ilen = build_frame(inner, &s, NULL, NULL);
+    struct awafs_parse_stats st = { .n = { 0 } };
+    struct awafs_hdr h;
+
+    (void) state;
+    for (int i = 0; i < 4; i++) {
+        struct tunnel_spec in = { .type = i % 2 ? AWAFS_TUNNEL_GENEVE
+                                                : AWAFS_TUNNEL_VXLAN };
+        struct tunnel_spec out = { .type = i / 2 ? AWAFS_TUNNEL_GENEVE
+                                                 : AWAFS_TUNNEL_VXLAN };
+        size_t mlen = encap(middle, inner, ilen, &in, NULL);
+        size_t len = encap(outer, middle, mlen, &out, NULL);
+
+        assert_int_equal(parse_tunnelled(len, &h, &st),
+                         AWAFS_PARSE_UNSUPPORTED);
+        assert_int_equal(h.l4_ofs, 0);
+    }
+    assert_int_equal(st.tunnel[AWAFS_TUN_NESTED], 4);
+}
+
+/* Padding inside the tunnel: up to the inner Ethernet minimum is honest,
+ * more is padding that no flow counts. */
+static void
+test_tunnel_inner_padding(void **state)
+{
+    struct tunnel_spec t = { .vni = 1 };
+    struct frame_spec s = { .eth_padding = 6 };
+    struct awafs_hdr h;
+    size_t len;
+
+    (void) state;
+    len = encap(outer, inner, build_frame(inner, &s, NULL, NULL), &t, NULL);
+    assert_int_equal(parse_tunnelled(len, &h, NULL), AWAFS_PARSE_NO_OPTION);
+    assert_int_equal(h.payload_len, 0);
+    assert_false(awafs_hdr_padded(&h, len));
+    s.eth_padding = 7;
+    len = encap(outer, inner, build_frame(inner, &s, NULL, NULL), &t, NULL);
+    assert_int_equal(parse_tunnelled(len, &h, NULL), AWAFS_PARSE_NO_OPTION);
+    assert_true(awafs_hdr_padded(&h, len));
 }
 
 static void
@@ -569,6 +791,12 @@ AWAFS_UNIT_MAIN(hdr)
         cmocka_unit_test(test_bad_option_lengths),
         cmocka_unit_test(test_bad_awafs_option),
         cmocka_unit_test(test_stats_count_every_result),
+        cmocka_unit_test(test_tunnel_inner_headers),
+        cmocka_unit_test(test_tunnel_configured_port),
+        cmocka_unit_test(test_tunnel_inner_cut_short),
+        cmocka_unit_test(test_tunnel_bad_headers),
+        cmocka_unit_test(test_tunnel_nested),
+        cmocka_unit_test(test_tunnel_inner_padding),
         cmocka_unit_test(test_encode_saturates),
         cmocka_unit_test(test_karuna_word),
     };

@@ -520,6 +520,20 @@ test_shaper_charges_wire_overhead(void **state)
     }
 }
 
+/* The ones' complement sum of the IPv4 header at 'ip' (0xffff if its
+ * checksum is right). */
+static uint32_t
+ipv4_sum(const uint8_t *ip)
+{
+    uint32_t sum = 0;
+
+    for (int i = 0; i < 20; i += 2) {
+        sum += ip[i] << 8 | ip[i + 1];
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    return (sum & 0xffff) + (sum >> 16);
+}
+
 static void
 test_ecn_marking(void **state)
 {
@@ -530,17 +544,10 @@ test_ecn_marking(void **state)
 
     (void) state;
     for (int ecn = 0; ecn < 4; ecn++) {
-        uint32_t sum = 0;
-
         len = build_frame(frame, &s, &l3, NULL);
         frame[l3 + 1] = ecn;
         /* A valid IPv4 checksum to start from. */
-        for (int i = 0; i < 20; i += 2) {
-            sum += frame[l3 + i] << 8 | frame[l3 + i + 1];
-        }
-        sum = (sum & 0xffff) + (sum >> 16);
-        sum = ~((sum & 0xffff) + (sum >> 16)) & 0xffff;
-        put16(frame + l3 + 10, sum);
+        put16(frame + l3 + 10, ~ipv4_sum(frame + l3) & 0xffff);
 
         assert_int_equal(awafs_parse(frame, len, &h, NULL),
                          AWAFS_PARSE_NOT_TCP);
@@ -548,13 +555,7 @@ test_ecn_marking(void **state)
                          ecn == 1 || ecn == 2);
         assert_int_equal(frame[l3 + 1] & 3, ecn ? 3 : 0);
         /* The checksum still verifies. */
-        sum = 0;
-        for (int i = 0; i < 20; i += 2) {
-            sum += frame[l3 + i] << 8 | frame[l3 + i + 1];
-        }
-        sum = (sum & 0xffff) + (sum >> 16);
-        sum = (sum & 0xffff) + (sum >> 16);
-        assert_int_equal(sum, 0xffff);
+        assert_int_equal(ipv4_sum(frame + l3), 0xffff);
     }
 
     s.ipv6 = true;
@@ -570,6 +571,46 @@ test_ecn_marking(void **state)
     put16(frame + 12, 0x0806);
     awafs_parse(frame, 60, &h, NULL);
     assert_false(awafs_ecn_set_ce(frame, 60, &h));
+}
+
+/* A tunnelled packet is marked on its outer header, and only if its inner
+ * one is ECT too (RFC 6040); the inner header is left as it was. */
+static void
+test_ecn_marking_in_tunnels(void **state)
+{
+    static uint8_t inner[1600], frame[2200];
+    struct awafs_tunnel_ports ports = standard_tunnel_ports();
+    struct frame_spec s = { .payload_len = 20 };
+    size_t l3, ilen;
+
+    (void) state;
+    ilen = build_frame(inner, &s, &l3, NULL);
+    for (int i = 0; i < 2 * 4 * 4; i++) {
+        struct tunnel_spec t = { .outer_ipv6 = i / 16, .outer_ecn = i % 4 };
+        int inner_ecn = i / 4 % 4;
+        bool ect = (t.outer_ecn == 1 || t.outer_ecn == 2)
+                   && (inner_ecn == 1 || inner_ecn == 2);
+        size_t len, ol3;
+        struct awafs_hdr h;
+
+        inner[l3 + 1] = inner_ecn;
+        len = encap(frame, inner, ilen, &t, &ol3);
+        if (!t.outer_ipv6) {
+            put16(frame + ol3 + 10, ~ipv4_sum(frame + ol3) & 0xffff);
+        }
+        assert_int_equal(awafs_parse_tunnel(frame, len, &ports, &h, NULL),
+                         AWAFS_PARSE_NO_OPTION);
+        assert_int_equal(awafs_ecn_capable(frame, len, &h), ect);
+        assert_int_equal(awafs_ecn_set_ce(frame, len, &h), ect);
+        if (t.outer_ipv6) {
+            assert_int_equal(frame[ol3 + 1] >> 4 & 3,
+                             ect ? 3 : t.outer_ecn);
+        } else {
+            assert_int_equal(frame[ol3 + 1] & 3, ect ? 3 : t.outer_ecn);
+            assert_int_equal(ipv4_sum(frame + ol3), 0xffff);
+        }
+        assert_int_equal(frame[h.l3_ofs + 1], inner_ecn);
+    }
 }
 
 /* What the NIC took of a directly sent burst is counted as sent with no
@@ -664,6 +705,7 @@ AWAFS_UNIT_MAIN(sched)
         cmocka_unit_test(test_token_bucket_largest_refill),
         cmocka_unit_test(test_shaper_charges_wire_overhead),
         cmocka_unit_test(test_ecn_marking),
+        cmocka_unit_test(test_ecn_marking_in_tunnels),
         cmocka_unit_test(test_ecn_modes_after_drop),
         cmocka_unit_test(test_starvation_guard),
         cmocka_unit_test(test_counters_add_up),
