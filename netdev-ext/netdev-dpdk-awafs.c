@@ -28,6 +28,7 @@
 #include "dp-packet.h"
 #include "netdev-dpdk-qos.h"
 #include "netdev-provider.h"
+#include "odp-netlink.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/list.h"
 #include "openvswitch/vlog.h"
@@ -73,6 +74,7 @@ VLOG_DEFINE_THIS_MODULE(netdev_dpdk_awafs);
 #define AWAFS_SWEEP_ENTRIES 256         /* Flow-table entries per sweep. */
 #define AWAFS_SWEEP_INTERVAL_US 1000
 #define AWAFS_SRCLIMIT_SOURCES 1024     /* Buckets of completion-rate-limit. */
+#define AWAFS_TUNNELS_REFRESH_US 1000000 /* Tunnel ports looked up. */
 
 static unixctl_cb_func awafs_unixctl_history;
 
@@ -111,6 +113,7 @@ struct awafs_qos_params {
     uint32_t completion_rate_limit; /* Per source, per second; 0: none. */
     enum awafs_tardy tardy;
     uint64_t tardy_limit;       /* Bytes, for AWAFS_TARDY_TFS_PLUS. */
+    bool tunnel;                /* Reads inside 'awafs_tunnels'. */
 };
 
 struct awafs_update {
@@ -120,6 +123,13 @@ struct awafs_update {
 
 /* Guards the list of awafs instances and their recalculation state. */
 static struct ovs_mutex awafs_mutex = OVS_MUTEX_INITIALIZER;
+
+/* The UDP ports that tunnel=auto reads inside: VXLAN's and Geneve's
+ * standard ports and those of the switch's vxlan and geneve interfaces,
+ * looked up again every AWAFS_TUNNELS_REFRESH_US and published by RCU
+ * (awafs_tunnels_refresh()). */
+static OVSRCU_TYPE(struct awafs_tunnel_ports *) awafs_tunnels;
+static struct ovs_mutex awafs_tunnels_mutex = OVS_MUTEX_INITIALIZER;
 
 /* The datapath's copy of a port's parameters, replaced as a whole (RCU) by
  * an in-place reconfiguration; 'seq' tells the instances to apply it. */
@@ -259,7 +269,7 @@ static const char *const awafs_keys[] = {
     "default-queue", "trust", "idle-us", "flow-table-size",
     "completion-ring-size", "completion-rate-limit", "tardy", "tardy-limit",
     "karuna", "size-thresholds", "size-percentiles", "aging",
-    "aging-min-timeouts", "aging-max-timeouts", "rto-min-us",
+    "aging-min-timeouts", "aging-max-timeouts", "rto-min-us", "tunnel",
 };
 
 /* Parses optional integer 'key' of 'details' into '*value' (left alone if
@@ -535,6 +545,14 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     AWAFS_PARSE(awafs_parse_uint(details, "tardy-limit", 1,
                                  AWAFS_FLOW_SIZE_MAX, &p->tardy_limit));
 
+    mode = smap_get_def(details, "tunnel", "auto");
+    if (!strcmp(mode, "auto")) {
+        p->tunnel = true;
+    } else if (strcmp(mode, "off")) {
+        return xasprintf("tunnel: \"%s\" is neither \"auto\" nor \"off\"",
+                         mode);
+    }
+
     AWAFS_PARSE(awafs_parse_on_off(details, "aging", &p->aging));
     if (p->aging && !p->karuna) {
         return xstrdup("aging: needs karuna=on");
@@ -624,7 +642,8 @@ awafs_params_equal(const struct awafs_qos_params *a,
             && a->flow_table_size == b->flow_table_size
             && a->completion_rate_limit == b->completion_rate_limit
             && a->tardy == b->tardy
-            && a->tardy_limit == b->tardy_limit);
+            && a->tardy_limit == b->tardy_limit
+            && a->tunnel == b->tunnel);
 }
 
 /* The flow table's limit for tardy flows (awafs_flowtab_set_tardy()). */
@@ -789,6 +808,66 @@ awafs_qos_publish(struct awafs_qos *aq, bool sizes,
     ovsrcu_postpone(free, old);
 }
 
+/* ---- Tunnels ---- */
+
+/* The kind of tunnel that the switch's interface 'vport' receives, if one
+ * that awafs_parse_tunnel() reads. */
+static enum awafs_tunnel
+awafs_vport_tunnel(const struct netdev *vport)
+{
+    const struct netdev_tunnel_config *cfg = netdev_get_tunnel_config(vport);
+    const char *type = netdev_get_type(vport);
+
+    if (!cfg || !cfg->dst_port) {
+        return AWAFS_TUNNEL_NONE;
+    } else if (!strcmp(type, "vxlan")) {
+        /* VXLAN-GPE has a header of its own. */
+        return (cfg->exts & (1 << OVS_VXLAN_EXT_GPE) ? AWAFS_TUNNEL_NONE
+                : AWAFS_TUNNEL_VXLAN);
+    } else if (!strcmp(type, "geneve")) {
+        return AWAFS_TUNNEL_GENEVE;
+    }
+    return AWAFS_TUNNEL_NONE;
+}
+
+/* Looks up the tunnel ports (see 'awafs_tunnels') and publishes them if
+ * they changed. */
+static void
+awafs_tunnels_refresh(void)
+{
+    static struct vlog_rate_limit rl = VLOG_RATE_LIMIT_INIT(1, 60);
+    struct awafs_tunnel_ports ports, *old;
+    struct netdev **vports;
+    size_t n_vports;
+
+    memset(&ports, 0, sizeof ports);
+    awafs_tunnel_ports_add(&ports, AWAFS_VXLAN_PORT, AWAFS_TUNNEL_VXLAN);
+    awafs_tunnel_ports_add(&ports, AWAFS_GENEVE_PORT, AWAFS_TUNNEL_GENEVE);
+    vports = netdev_get_vports(&n_vports);
+    for (size_t i = 0; i < n_vports; i++) {
+        enum awafs_tunnel type = awafs_vport_tunnel(vports[i]);
+
+        if (type != AWAFS_TUNNEL_NONE
+            && !awafs_tunnel_ports_add(
+                &ports, ntohs(netdev_get_tunnel_config(vports[i])->dst_port),
+                type)) {
+            VLOG_WARN_RL(&rl, "%s: more than %d tunnel ports, awafs does "
+                         "not read inside this one's frames",
+                         netdev_get_name(vports[i]), AWAFS_TUNNEL_MAX_PORTS);
+        }
+        netdev_close(vports[i]);
+    }
+    free(vports);
+
+    ovs_mutex_lock(&awafs_tunnels_mutex);
+    old = ovsrcu_get_protected(struct awafs_tunnel_ports *, &awafs_tunnels);
+    if (!old || memcmp(old, &ports, sizeof ports)) {
+        ovsrcu_set(&awafs_tunnels, xmemdup(&ports, sizeof ports));
+        ovsrcu_postpone(free, old);
+    }
+    ovs_mutex_unlock(&awafs_tunnels_mutex);
+}
+
 /* ---- The recalculation thread ---- */
 
 static void
@@ -832,6 +911,8 @@ awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
 static void *
 awafs_main(void *arg OVS_UNUSED)
 {
+    int64_t next_tunnels_us = 0;
+
     pthread_detach(pthread_self());
 
     for (;;) {
@@ -840,6 +921,10 @@ awafs_main(void *arg OVS_UNUSED)
         /* Look at the list at least every 10 ms, for new instances. */
         int64_t next = now + 10 * 1000;
 
+        if (now >= next_tunnels_us) {
+            awafs_tunnels_refresh();
+            next_tunnels_us = now + AWAFS_TUNNELS_REFRESH_US;
+        }
         ovs_mutex_lock(&awafs_mutex);
         LIST_FOR_EACH (aq, list_node, &awafs_list) {
             if (now >= aq->next_run_us) {
@@ -1040,6 +1125,7 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     if (ovsthread_once_start(&once)) {
         unixctl_command_register("awafs/history", "port [n]", 1, 2,
                                  awafs_unixctl_history, NULL);
+        awafs_tunnels_refresh();
         ovs_thread_create("awafs", awafs_main, NULL);
         ovsthread_once_done(&once);
     }
@@ -1275,6 +1361,9 @@ awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
         for (size_t r = 0; r < ARRAY_SIZE(sum->parse.n); r++) {
             sum->parse.n[r] += tq->parse.n[r];
         }
+        for (size_t e = 0; e < ARRAY_SIZE(sum->parse.tunnel); e++) {
+            sum->parse.tunnel[e] += tq->parse.tunnel[e];
+        }
         if (tq->flows) {
             struct awafs_flowtab_stats fs;
 
@@ -1398,6 +1487,19 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
                                 : p->tardy == AWAFS_TARDY_TFS_PLUS ? "tfs+"
                                 : "off"));
     smap_add_format(details, "tardy-limit", "%"PRIu64, p->tardy_limit);
+    smap_add(details, "tunnel", p->tunnel ? "auto" : "off");
+    if (p->tunnel) {
+        const struct awafs_tunnel_ports *tp;
+
+        ds_clear(&s);
+        tp = ovsrcu_get(struct awafs_tunnel_ports *, &awafs_tunnels);
+        for (int i = 0; tp && i < tp->n; i++) {
+            ds_put_format(&s, "%s%"PRIu16"/%s", i ? "," : "", tp->port[i],
+                          (tp->type[i] == AWAFS_TUNNEL_VXLAN ? "vxlan"
+                           : "geneve"));
+        }
+        smap_add(details, "tunnel-ports", ds_cstr(&s));
+    }
     smap_add(details, "karuna", p->karuna ? "on" : "off");
     if (p->karuna) {
         ds_clear(&s);
@@ -1482,6 +1584,14 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     smap_add_format(details, "headerless", "%"PRIu64, headerless);
     smap_add_format(details, "malformed", "%"PRIu64,
                     sum.parse.n[AWAFS_PARSE_MALFORMED]);
+    if (p->tunnel) {
+        for (int e = 0; e < AWAFS_TUN_N_EVENTS; e++) {
+            smap_add_nocopy(details,
+                            xasprintf("tunnel-%s",
+                                      awafs_tunnel_event_to_string(e)),
+                            xasprintf("%"PRIu64, sum.parse.tunnel[e]));
+        }
+    }
     smap_add_format(details, "cut-through", "%"PRIu64, sum.cut_through);
     smap_add_format(details, "pinned-packets", "%"PRIu64, sum.pinned);
     smap_add_format(details, "backlog-packets", "%"PRIu64, sum.backlog);
@@ -1778,6 +1888,9 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
                          const struct awafs_thresholds *beta,
                          struct rte_mbuf **pkts, int n)
 {
+    const struct awafs_tunnel_ports *tunnels
+        = p->tunnel ? ovsrcu_get(struct awafs_tunnel_ports *, &awafs_tunnels)
+                    : NULL;
     struct awafs_batch *b = &tq->batch;
     int64_t now_us = -1;
     uint64_t bytes = 0;
@@ -1792,16 +1905,17 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
 
         /* Parsed and learned from even if pinned: its completions are the
          * workload's too. */
-        r = awafs_parse(data, len, &h, &tq->parse);
+        r = awafs_parse_tunnel(data, len, tunnels, &h, &tq->parse);
         b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data, len, r,
                                           &h, &now_us);
         if (OVS_UNLIKELY(packet->md.skb_priority)) {
             b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
         }
         if (p->ecn_threshold) {
+            /* The header a mark goes on: a tunnel's outer one. */
             b->ecn[i] = awafs_ecn_capable(data, len, &h);
-            b->l3_ofs[i] = h.l3_ofs;
-            b->ip_version[i] = h.ip_version;
+            b->l3_ofs[i] = h.tunnel ? h.outer_l3_ofs : h.l3_ofs;
+            b->ip_version[i] = h.tunnel ? h.outer_ip_version : h.ip_version;
         }
         b->lens[i] = rte_pktmbuf_pkt_len(m);
         bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
