@@ -80,8 +80,9 @@ class MicroBench(SenderBed):
     """nginx on n1 and n3 (1000 kB files) and n2 (10 kB files); the HTTP
     load generator on n0."""
 
-    def __init__(self, transport="cubic", extra_hosts=()):
-        super().__init__("micro", transport, extra_hosts=extra_hosts)
+    def __init__(self, transport="cubic", extra_hosts=(), tunnel=None):
+        super().__init__("micro", transport, extra_hosts=extra_hosts,
+                         tunnel=tunnel)
 
     def start_servers(self):
         (self.www / "short").write_bytes(b"s" * SHORT)

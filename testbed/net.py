@@ -113,12 +113,16 @@ class AwafsNet:
     """A Mininet network built from 'topo' whose switches are AwafsSwitch
     bridges of one sandboxed ovs-vswitchd ('sandbox', started here).  After
     start-up every host has reached the first host (ARP learned, ports
-    registered).  'net' is the Mininet object; net['h1'] a host."""
+    registered); 'prepare(sandbox, net)' runs before that check (a
+    tunnel's set-up, testbed/tunnel.py) and may return a switch of its own
+    (an OvsSandbox) that close() stops first.  'net' is the Mininet object;
+    net['h1'] a host."""
 
-    def __init__(self, topo, sandbox=None, static_arp=False):
+    def __init__(self, topo, sandbox=None, static_arp=False, prepare=None):
         setLogLevel("warning")
         self.sb = sandbox or OvsSandbox()
         self.net = None
+        self.prepared = None
         try:
             self.sb.start()
             self.net = Mininet(topo=topo, controller=None, host=EndHost,
@@ -127,6 +131,8 @@ class AwafsNet:
                                build=False)
             self.net.build()
             self.net.start()
+            if prepare:
+                self.prepared = prepare(self.sb, self.net)
             first = self.net.hosts[0]
             for h in self.net.hosts[1:]:
                 h.run("ping", "-c", "1", "-W", "5", first.addr)
@@ -142,12 +148,16 @@ class AwafsNet:
         return self.net.hosts
 
     def close(self):
-        # The switch first: its PMD polls the links' interfaces.
+        # The switches first: they poll the links' interfaces.
         try:
-            self.sb.stop()
+            if self.prepared:
+                self.prepared.stop()
         finally:
-            if self.net:
-                self.net.stop()
+            try:
+                self.sb.stop()
+            finally:
+                if self.net:
+                    self.net.stop()
 
 
 # ---- topologies -----------------------------------------------------------

@@ -78,10 +78,17 @@ EXIT_NOISE = [r"ofproto_dpif_rid\|ERR\|recirc_id \d+ left allocated when "
 
 
 class OvsSandbox:
-    """One ovsdb-server + ovs-vswitchd pair in a temporary directory."""
+    """One ovsdb-server + ovs-vswitchd pair in a temporary directory.
+    Without 'dpdk', a switch of system ports only (the remote hypervisor
+    of testbed/tunnel.py); 'netns', the command line prefix that runs
+    ovs-vswitchd in a network namespace (a Mininet host's argv())."""
 
-    def __init__(self, pmd_cpu_mask="0x2", extra_config=None, vswitchd=None):
-        ensure_hugepages()
+    def __init__(self, pmd_cpu_mask="0x2", extra_config=None, vswitchd=None,
+                 dpdk=True, netns=()):
+        self.dpdk = dpdk
+        self.netns = list(netns)
+        if dpdk:
+            ensure_hugepages()
         self.dir = Path(tempfile.mkdtemp(prefix="awafs-ovs-"))
         self.env = dict(os.environ,
                         OVS_RUNDIR=str(self.dir), OVS_LOGDIR=str(self.dir),
@@ -120,7 +127,7 @@ class OvsSandbox:
         self._wait_for(lambda: (self.dir / "db.sock").exists(), 10,
                        "ovsdb-server socket")
         self.vsctl("--no-wait", "init")
-        config = {
+        config = {} if not self.dpdk else {
             "dpdk-init": "true",
             "dpdk-extra": f"--no-pci --iova-mode=va --file-prefix={self.prefix}"
                           " --log-level=pmd.*:error",
@@ -129,22 +136,28 @@ class OvsSandbox:
             "pmd-cpu-mask": self.pmd_cpu_mask,
         }
         config.update(self.extra_config)
-        self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
-                   *[f'other_config:{k}="{v}"' for k, v in config.items()])
+        if config:
+            self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
+                       *[f'other_config:{k}="{v}"'
+                         for k, v in config.items()])
         self.start_vswitchd()
         return self
 
     def start_vswitchd(self):
         self.vswitchd = subprocess.Popen(
-            [self.vswitchd_bin, self.db_sock,
+            [*self.netns, self.vswitchd_bin, self.db_sock,
              f"--unixctl={self.dir / 'ovs-vswitchd.ctl'}",
              f"--log-file={self.dir / 'ovs-vswitchd.log'}", "-vconsole:off",
              "-vnetdev_dpdk:dbg"],
             env=self.env, stdin=subprocess.DEVNULL,
             stderr=open(self.dir / "ovs-vswitchd.stderr", "a"))
-        self._wait_for(lambda: self.vsctl("get", "Open_vSwitch", ".",
-                                          "dpdk_initialized").strip()
-                       == "true", 60, "DPDK initialisation")
+        if self.dpdk:
+            self._wait_for(lambda: self.vsctl("get", "Open_vSwitch", ".",
+                                              "dpdk_initialized").strip()
+                           == "true", 60, "DPDK initialisation")
+        else:
+            self._wait_for(lambda: self.appctl("version", check=False), 30,
+                           "ovs-vswitchd")
 
     def stop_vswitchd(self):
         """Asks ovs-vswitchd to exit; an exit other than 0 within 20 s (a

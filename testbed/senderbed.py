@@ -19,10 +19,13 @@ import shutil
 import subprocess
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from testbed.hosts import Cgroup
 from testbed.net import AwafsNet, StarTopo
+from testbed.tunnel import TunnelTopo
+from testbed.tunnel import connect as connect_tunnel
 from testbed.transport import (Allowed, Proof, ecn, set_default, spec,
                                uses_agent_cc)
 
@@ -54,10 +57,10 @@ class AgentBed:
     registered unless they were).  'agent_args': more arguments of
     'awafs-host attach' (--karuna).  Subclasses start the servers
     (start_servers()).  After a run, 'transport_record'
-    says what the sockets ran (Proof.record())."""
+    says what the sockets ran (Proof.record()).  'prepare': AwafsNet's."""
 
     def __init__(self, name, topo, transport="cubic", static_arp=False,
-                 agent_args=()):
+                 agent_args=(), prepare=None):
         server_cc, other_cc, _ = spec(transport)
         self.transport = transport
         self.transport_record = None
@@ -67,7 +70,7 @@ class AgentBed:
         self.servers = []
         self.registered_dctcp = False
         self.allowed = Allowed()
-        self.net = AwafsNet(topo, static_arp=static_arp)
+        self.net = AwafsNet(topo, static_arp=static_arp, prepare=prepare)
         try:
             self.sb = self.net.sb
             if uses_agent_cc(transport) \
@@ -111,13 +114,21 @@ class AgentBed:
 
 class SenderBed(AgentBed):
     """n0 (receiver) and n1..n3 (senders) on switch br0, and 'extra_hosts'
-    (names) beside them.  Subclasses start the servers (start_servers())."""
+    (names) beside them; or, with 'tunnel' ("vxlan" or "geneve"), the
+    senders on a tunnelled hypervisor and n0 at the tunnel's remote end
+    (testbed/tunnel.py).  Subclasses start the servers
+    (start_servers())."""
 
     def __init__(self, name, transport="cubic", agent_args=(),
-                 extra_hosts=()):
-        super().__init__(name, StarTopo(names=["n0", "n1", "n2", "n3",
-                                               *extra_hosts]),
-                         transport, agent_args=agent_args)
+                 extra_hosts=(), tunnel=None):
+        if tunnel:
+            topo = TunnelTopo()
+            prepare = partial(connect_tunnel, tunnel)
+        else:
+            topo = StarTopo(names=["n0", "n1", "n2", "n3", *extra_hosts])
+            prepare = None
+        super().__init__(name, topo, transport, agent_args=agent_args,
+                         prepare=prepare)
 
     @property
     def receiver(self):
