@@ -1,6 +1,8 @@
 /* Micro-benchmarks of the AWAFS core alone (no OVS, no DPDK):
  *
  *   per-packet    parse + classify + enqueue + peek + commit, ns/packet
+ *   parse         the header parser alone, ns/packet: 64 and 1518-byte
+ *                 frames, without tunnels and inside VXLAN and Geneve
  *   flow table    parse + flow key + awafs_flowtab_update() (trust=switch)
  *                 over 1024 flows in a 4096-flow table, ns/packet
  *   port lock     the datapath's work per batch (parse, classify, enqueue,
@@ -39,18 +41,57 @@ now_s(void)
 
 #define N_FRAMES 256
 
-/* A 64-byte IPv4/TCP frame with the AWAFS option for 'sent' bytes. */
+/* A 'size'-byte (at least 64) IPv4/TCP frame with the AWAFS option for
+ * 'sent' bytes. */
 static size_t
-make_frame(uint8_t *f, uint32_t sent)
+make_sized_frame(uint8_t *f, uint32_t sent, size_t size)
 {
-    memset(f, 0, 64);
+    size_t ip_len = size - 14;
+
+    memset(f, 0, size);
     f[12] = 0x08;                               /* IPv4 */
     f[14] = 0x45;
-    f[17] = 50;                                 /* Total length. */
+    f[16] = ip_len >> 8;                        /* Total length. */
+    f[17] = ip_len;
     f[23] = 6;                                  /* TCP */
     f[34 + 12] = 7 << 4;                        /* 28-byte TCP header. */
     awafs_opt_encode(f + 54, sent, false, 0);
-    return 64;
+    return size;
+}
+
+/* A 64-byte frame of make_sized_frame(). */
+static size_t
+make_frame(uint8_t *f, uint32_t sent)
+{
+    return make_sized_frame(f, sent, 64);
+}
+
+/* 'inner', 'len' bytes, in VXLAN or in Geneve with 8 bytes of options,
+ * over IPv4, into 'f'; returns the frame's length. */
+static size_t
+make_tunnelled(uint8_t *f, const uint8_t *inner, size_t len, bool geneve)
+{
+    enum { TH = 14 + 20 + 8 };                  /* The tunnel header. */
+    size_t opts = geneve ? 8 : 0;
+    size_t udp_len = 8 + 8 + opts + len;
+    uint16_t port = geneve ? AWAFS_GENEVE_PORT : AWAFS_VXLAN_PORT;
+
+    memset(f, 0, TH + 8 + opts);
+    f[12] = 0x08;
+    f[14] = 0x45;
+    f[16] = (20 + udp_len) >> 8;
+    f[17] = 20 + udp_len;
+    f[23] = 17;                                 /* UDP */
+    f[36] = port >> 8;
+    f[37] = port;
+    f[38] = udp_len >> 8;
+    f[39] = udp_len;
+    f[TH] = geneve ? opts / 4 : 0x08;           /* Options; VXLAN's I. */
+    f[TH + 2] = geneve ? 0x65 : 0;              /* Ethernet in Geneve. */
+    f[TH + 3] = geneve ? 0x58 : 0;
+    f[TH + 6] = 1;                              /* VNI 1. */
+    memcpy(f + TH + 8 + opts, inner, len);
+    return TH + 8 + opts + len;
 }
 
 /* The frames every per-packet benchmark cycles through: flows that have
@@ -152,9 +193,7 @@ bench_per_packet(int n_queues)
 {
     enum { BURST = 32, ROUNDS = 200000 };
     static uint8_t frames[N_FRAMES][64];
-    struct awafs_parse_stats st;
-
-    memset(&st, 0, sizeof st);
+    struct awafs_parse_stats st = { .n = { 0 } };
     struct awafs_sched *s = awafs_sched_create(n_queues, 1024);
     struct awafs_thresholds t;
     void *out[BURST];
@@ -185,6 +224,46 @@ bench_per_packet(int n_queues)
     printf("per-packet,%dq parse+classify+enqueue+dequeue,%.2f,ns/packet\n",
            n_queues, best);
     awafs_sched_destroy(s);
+}
+
+/* The parser alone on frames of 'size' bytes (the inner frame's, of a
+ * tunnelled one: 'tunnel'), reading inside tunnels if 'ports'. */
+static void
+bench_parse(const char *what, size_t size, enum awafs_tunnel tunnel,
+            const struct awafs_tunnel_ports *ports)
+{
+    enum { N = 64, ROUNDS = 100000 };
+    static uint8_t frames[N][1600], inner[1600];
+    struct awafs_parse_stats st = { .n = { 0 } };
+    size_t len = size;
+    double best = 1e9;
+
+    for (int i = 0; i < N; i++) {
+        make_sized_frame(tunnel ? inner : frames[i], i * 997, size);
+        if (tunnel) {
+            len = make_tunnelled(frames[i], inner, size,
+                                 tunnel == AWAFS_TUNNEL_GENEVE);
+        }
+    }
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now_s();
+
+        for (int r = 0; r < ROUNDS; r++) {
+            for (int i = 0; i < N; i++) {
+                struct awafs_hdr h;
+
+                awafs_parse_tunnel(frames[i], len, ports, &h, &st);
+            }
+        }
+        double ns = (now_s() - t0) * 1e9 / ((double) ROUNDS * N);
+        best = ns < best ? ns : best;
+    }
+    if (st.n[AWAFS_PARSE_OK] != (uint64_t) 5 * ROUNDS * N) {
+        fprintf(stderr, "parse: %s frames did not parse\n", what);
+        exit(1);
+    }
+    printf("parse,%s %zu B on the wire%s,%.2f,ns/packet\n", what, len,
+           ports ? " tunnel=auto" : " tunnel=off", best);
 }
 
 struct producer {
@@ -241,9 +320,7 @@ sender_main(void *arg)
     enum { BURST = 32 };
     uint8_t frames[N_FRAMES][64];
     struct sender *snd = arg;
-    struct awafs_parse_stats st;
-
-    memset(&st, 0, sizeof st);
+    struct awafs_parse_stats st = { .n = { 0 } };
     double t0;
 
     make_frames(frames);
@@ -420,11 +497,26 @@ int
 main(void)
 {
     static const uint32_t windows[] = { 1000, 16000, 64000, 1000000 };
+    struct awafs_tunnel_ports ports;
     struct awafs_config cfg;
 
     printf("benchmark,variant,value,unit\n");
     for (int q = 2; q <= 8; q *= 2) {
         bench_per_packet(q);
+    }
+    ports.n = 0;
+    awafs_tunnel_ports_add(&ports, AWAFS_VXLAN_PORT, AWAFS_TUNNEL_VXLAN);
+    awafs_tunnel_ports_add(&ports, AWAFS_GENEVE_PORT, AWAFS_TUNNEL_GENEVE);
+    for (int i = 0; i < 2; i++) {
+        size_t size = i ? 1518 : 64;
+
+        bench_parse("untunnelled", size, AWAFS_TUNNEL_NONE, NULL);
+        bench_parse("untunnelled", size, AWAFS_TUNNEL_NONE, &ports);
+        /* A 64-byte frame in a tunnel; 1518 bytes on the wire. */
+        bench_parse("vxlan", i ? size - 50 : size, AWAFS_TUNNEL_VXLAN,
+                    &ports);
+        bench_parse("geneve", i ? size - 58 : size, AWAFS_TUNNEL_GENEVE,
+                    &ports);
     }
     bench_flowtab();
     bench_port_lock(1);
