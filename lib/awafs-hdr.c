@@ -162,6 +162,7 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
 /* What parse_l2() reads a frame with. */
 struct parse_ctx {
     const uint8_t *frame;
+    const uint8_t *head_end;    /* One past the bytes that may be read. */
     const struct awafs_tunnel_ports *tunnels;   /* NULL: none. */
     struct awafs_parse_stats *stats;            /* NULL: not counted. */
 };
@@ -172,6 +173,18 @@ count_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel_event e)
     if (ctx->stats) {
         ctx->stats->tunnel[e]++;
     }
+}
+
+/* Whether the 'n' bytes at 'p', which is 'left' bytes before the end of
+ * what it is part of (frame, IP packet, datagram), may be read: MALFORMED
+ * past that end, UNSUPPORTED past the bytes the caller gave (the head of a
+ * longer frame), OK.  'p' is never past the head. */
+static enum awafs_parse_result
+need(const struct parse_ctx *ctx, const uint8_t *p, size_t left, size_t n)
+{
+    return (n > left ? AWAFS_PARSE_MALFORMED
+            : n > ctx->head_end - p ? AWAFS_PARSE_UNSUPPORTED
+            : AWAFS_PARSE_OK);
 }
 
 /* The kind of tunnel that UDP destination port 'port' carries. */
@@ -187,21 +200,23 @@ tunnel_at(const struct awafs_tunnel_ports *tunnels, uint16_t port)
 }
 
 static enum awafs_parse_result parse_l2(const struct parse_ctx *,
-                                        const uint8_t *l2, const uint8_t *end,
+                                        const uint8_t *l2, size_t len,
                                         bool inner, struct awafs_hdr *);
 
-/* Reads the 'type' tunnel whose header starts at 'p' and whose datagram
- * ends at 'end', with the outer IP header already in 'hdr'. */
+/* Reads the 'type' tunnel whose header starts at 'p', 'len' bytes before
+ * its datagram's end, with the outer IP header already in 'hdr'. */
 static enum awafs_parse_result
 parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
-             const uint8_t *p, const uint8_t *end, struct awafs_hdr *hdr)
+             const uint8_t *p, size_t len, struct awafs_hdr *hdr)
 {
-    enum awafs_parse_result r;
+    enum awafs_parse_result r = need(ctx, p, len, TUNNEL_HLEN);
     size_t hlen = TUNNEL_HLEN;
 
-    if (end - p < TUNNEL_HLEN) {
-        count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
-        return AWAFS_PARSE_MALFORMED;
+    if (r != AWAFS_PARSE_OK) {
+        if (r == AWAFS_PARSE_MALFORMED) {
+            count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
+        }
+        return r;
     }
     if (type == AWAFS_TUNNEL_VXLAN) {
         if (!(p[0] & VXLAN_FLAG_I)) {
@@ -214,9 +229,12 @@ parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
             return AWAFS_PARSE_NOT_TCP;
         }
         hlen += (p[0] & 0x3f) * 4;
-        if (hlen > end - p) {
-            count_tunnel(ctx, AWAFS_TUN_BAD_OPTIONS);
-            return AWAFS_PARSE_MALFORMED;
+        r = need(ctx, p, len, hlen);
+        if (r != AWAFS_PARSE_OK) {
+            if (r == AWAFS_PARSE_MALFORMED) {
+                count_tunnel(ctx, AWAFS_TUN_BAD_OPTIONS);
+            }
+            return r;
         }
     }
     count_tunnel(ctx, type == AWAFS_TUNNEL_VXLAN ? AWAFS_TUN_VXLAN
@@ -228,52 +246,65 @@ parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
     hdr->ip_end = 0;
-    r = parse_l2(ctx, p + hlen, end, true, hdr);
+    r = parse_l2(ctx, p + hlen, len - hlen, true, hdr);
     if (r == AWAFS_PARSE_MALFORMED) {
         count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
     }
     return r;
 }
 
-/* Parses the Ethernet frame at 'l2' that ends at 'end' ('inner' if inside a
+/* Parses the Ethernet frame of 'len' bytes at 'l2' ('inner' if inside a
  * tunnel). */
 static enum awafs_parse_result
-parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, const uint8_t *end,
+parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
          bool inner, struct awafs_hdr *hdr)
 {
-    const uint8_t *l3, *l4, *l4_end;
+    enum awafs_parse_result r;
+    size_t left, ip_hlen, l4_len, tcp_hlen;
+    const uint8_t *l3, *l4;
     uint16_t eth_type;
-    size_t tcp_hlen;
     uint8_t proto;
 
     hdr->l2_ofs = l2 - ctx->frame;
-    if (end - l2 < ETH_HLEN) {
-        return AWAFS_PARSE_MALFORMED;
+    r = need(ctx, l2, len, ETH_HLEN);
+    if (r != AWAFS_PARSE_OK) {
+        return r;
     }
     eth_type = rd16(l2 + 12);
     l3 = l2 + ETH_HLEN;
+    left = len - ETH_HLEN;
     for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
          i++) {
         if (i == MAX_VLAN_TAGS) {
             return AWAFS_PARSE_UNSUPPORTED;
         }
-        if (end - l3 < VLAN_HLEN) {
-            return AWAFS_PARSE_MALFORMED;
+        r = need(ctx, l3, left, VLAN_HLEN);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
         }
         eth_type = rd16(l3 + 2);
         l3 += VLAN_HLEN;
+        left -= VLAN_HLEN;
     }
 
     if (eth_type == ETH_TYPE_IPV4) {
-        size_t ihl, tot_len;
+        size_t tot_len;
 
-        if (end - l3 < IPV4_MIN_HLEN || (l3[0] >> 4) != 4) {
+        r = need(ctx, l3, left, IPV4_MIN_HLEN);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
+        }
+        if ((l3[0] >> 4) != 4) {
             return AWAFS_PARSE_MALFORMED;
         }
-        ihl = (l3[0] & 0x0f) * 4;
+        ip_hlen = (l3[0] & 0x0f) * 4;
         tot_len = rd16(l3 + 2);
-        if (ihl < IPV4_MIN_HLEN || tot_len < ihl || tot_len > end - l3) {
+        if (ip_hlen < IPV4_MIN_HLEN || tot_len < ip_hlen || tot_len > left) {
             return AWAFS_PARSE_MALFORMED;
+        }
+        r = need(ctx, l3, left, ip_hlen);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
         }
         if (rd16(l3 + 6) & 0x3fff) {    /* MF flag or fragment offset. */
             return AWAFS_PARSE_UNSUPPORTED;
@@ -282,16 +313,20 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, const uint8_t *end,
         hdr->l3_ofs = l3 - ctx->frame;
         hdr->ip_end = hdr->l3_ofs + tot_len;
         proto = l3[9];
-        l4 = l3 + ihl;
-        l4_end = l3 + tot_len;          /* Ignores Ethernet padding. */
+        l4_len = tot_len - ip_hlen;     /* Ignores Ethernet padding. */
     } else if (eth_type == ETH_TYPE_IPV6) {
         size_t payload_len;
 
-        if (end - l3 < IPV6_HLEN || (l3[0] >> 4) != 6) {
+        r = need(ctx, l3, left, IPV6_HLEN);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
+        }
+        if ((l3[0] >> 4) != 6) {
             return AWAFS_PARSE_MALFORMED;
         }
+        ip_hlen = IPV6_HLEN;
         payload_len = rd16(l3 + 4);
-        if (payload_len > end - l3 - IPV6_HLEN) {
+        if (payload_len > left - IPV6_HLEN) {
             return AWAFS_PARSE_MALFORMED;
         }
         hdr->ip_version = 6;
@@ -301,18 +336,19 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, const uint8_t *end,
         if (is_ipv6_ext_hdr(proto)) {
             return AWAFS_PARSE_UNSUPPORTED;
         }
-        l4 = l3 + IPV6_HLEN;
-        l4_end = l4 + payload_len;
+        l4_len = payload_len;
     } else {
         return AWAFS_PARSE_NOT_TCP;
     }
+    l4 = l3 + ip_hlen;
 
     if (proto == IPPROTO_UDP_ && ctx->tunnels) {
         enum awafs_tunnel type;
         size_t udp_len;
 
-        if (l4_end - l4 < UDP_HLEN) {
-            return AWAFS_PARSE_MALFORMED;
+        r = need(ctx, l4, l4_len, UDP_HLEN);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
         }
         type = tunnel_at(ctx->tunnels, rd16(l4 + 2));
         if (type == AWAFS_TUNNEL_NONE) {
@@ -323,36 +359,44 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, const uint8_t *end,
             return AWAFS_PARSE_UNSUPPORTED;
         }
         udp_len = rd16(l4 + 4);
-        if (udp_len < UDP_HLEN || udp_len > l4_end - l4) {
+        if (udp_len < UDP_HLEN || udp_len > l4_len) {
             return AWAFS_PARSE_MALFORMED;
         }
-        return parse_tunnel(ctx, type, l4 + UDP_HLEN, l4 + udp_len, hdr);
+        return parse_tunnel(ctx, type, l4 + UDP_HLEN, udp_len - UDP_HLEN,
+                            hdr);
     }
     if (proto != IPPROTO_TCP_) {
         return AWAFS_PARSE_NOT_TCP;
     }
-    if (l4_end - l4 < TCP_MIN_HLEN) {
-        return AWAFS_PARSE_MALFORMED;
+    r = need(ctx, l4, l4_len, TCP_MIN_HLEN);
+    if (r != AWAFS_PARSE_OK) {
+        return r;
     }
     tcp_hlen = (l4[12] >> 4) * 4;
-    if (tcp_hlen < TCP_MIN_HLEN || tcp_hlen > l4_end - l4) {
+    if (tcp_hlen < TCP_MIN_HLEN) {
         return AWAFS_PARSE_MALFORMED;
+    }
+    r = need(ctx, l4, l4_len, tcp_hlen);
+    if (r != AWAFS_PARSE_OK) {
+        return r;
     }
     hdr->tcp_flags = l4[13];
     hdr->seq = rd32(l4 + 4);
     hdr->ack = rd32(l4 + 8);
     hdr->l4_ofs = l4 - ctx->frame;
-    hdr->payload_len = (l4_end - l4) - tcp_hlen;
+    hdr->payload_len = l4_len - tcp_hlen;
     return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
 }
 
 enum awafs_parse_result
-awafs_parse_tunnel(const void *frame, size_t len,
-                   const struct awafs_tunnel_ports *ports,
-                   struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+awafs_parse_head(const void *head, size_t head_len, size_t len,
+                 const struct awafs_tunnel_ports *ports,
+                 struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
 {
     struct parse_ctx ctx = {
-        .frame = frame,
+        .frame = head,
+        .head_end = ((const uint8_t *) head
+                     + (head_len < len ? head_len : len)),
         .tunnels = ports && ports->n ? ports : NULL,
         .stats = stats,
     };
@@ -361,7 +405,7 @@ awafs_parse_tunnel(const void *frame, size_t len,
     memset(hdr, 0, sizeof *hdr);
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
     r = (len > UINT16_MAX ? AWAFS_PARSE_MALFORMED
-         : parse_l2(&ctx, frame, ctx.frame + len, false, hdr));
+         : parse_l2(&ctx, head, len, false, hdr));
     if (stats) {
         stats->n[r]++;
     }
@@ -369,10 +413,18 @@ awafs_parse_tunnel(const void *frame, size_t len,
 }
 
 enum awafs_parse_result
+awafs_parse_tunnel(const void *frame, size_t len,
+                   const struct awafs_tunnel_ports *ports,
+                   struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+{
+    return awafs_parse_head(frame, len, len, ports, hdr, stats);
+}
+
+enum awafs_parse_result
 awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
             struct awafs_parse_stats *stats)
 {
-    return awafs_parse_tunnel(frame, len, NULL, hdr, stats);
+    return awafs_parse_head(frame, len, len, NULL, hdr, stats);
 }
 
 bool

@@ -231,6 +231,18 @@ enum awafs_parse_result awafs_parse(const void *frame, size_t len,
 enum awafs_parse_result awafs_parse_tunnel(
     const void *frame, size_t len, const struct awafs_tunnel_ports *ports,
     struct awafs_hdr *hdr, struct awafs_parse_stats *stats);
+/* awafs_parse_tunnel() of a frame of 'len' bytes of which only the first
+ * 'head_len' are at 'head' (a copy of the start of a multi-segment
+ * packet): lengths are checked against 'len', and a header past the head
+ * is UNSUPPORTED.  A head of AWAFS_HEAD_MAX bytes (or the whole frame)
+ * holds every header the parser reads. */
+enum awafs_parse_result awafs_parse_head(
+    const void *head, size_t head_len, size_t len,
+    const struct awafs_tunnel_ports *ports, struct awafs_hdr *hdr,
+    struct awafs_parse_stats *stats);
+/* Two VLAN tags, IPv6, UDP and Geneve with 252 bytes of options, then two
+ * VLAN tags, IPv6 and TCP with 40 bytes of options: 452 bytes. */
+#define AWAFS_HEAD_MAX 512
 const char *awafs_parse_result_to_string(enum awafs_parse_result);
 const char *awafs_tunnel_event_to_string(enum awafs_tunnel_event);
 /* Adds 'port' for tunnels of 'type' to 'ports' unless present or full.

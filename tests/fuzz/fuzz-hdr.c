@@ -112,10 +112,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size) {
         /* Marking writes only inside the frame (ASan checks the copy). */
         uint8_t *copy = malloc(size);
+        size_t head = data[0] % 2 ? size / 2 : size - 1;
+        struct awafs_hdr hh;
+        enum awafs_parse_result rh;
 
         memcpy(copy, data, size);
         awafs_ecn_set_ce(copy, size, &h);
         free(copy);
+
+        /* The head of a longer frame (a multi-segment packet): nothing is
+         * read past it, and what it decides the whole frame decides. */
+        copy = malloc(head ? head : 1);
+        memcpy(copy, data, head);
+        rh = awafs_parse_head(copy, head, size, &ports, &hh, NULL);
+        free(copy);
+        if (rh != AWAFS_PARSE_UNSUPPORTED && rh != r) {
+            abort();
+        }
     }
     if (r == AWAFS_PARSE_OK || r == AWAFS_PARSE_NO_OPTION) {
         /* TCP found: the flow key extraction takes it. */

@@ -598,6 +598,49 @@ test_tunnel_inner_padding(void **state)
     assert_true(awafs_hdr_padded(&h, len));
 }
 
+/* A multi-segment packet: the parser gets the first bytes (a copy of the
+ * headers) and the whole frame's length, inside a tunnel or not. */
+static void
+test_head_of_a_longer_frame(void **state)
+{
+    struct awafs_tunnel_ports ports = standard_tunnel_ports();
+    struct tunnel_spec t = { .type = AWAFS_TUNNEL_GENEVE, .vni = 9,
+                             .geneve_opts_len = 16 };
+    uint8_t opt[12];
+    struct frame_spec s = { .tcp_opts = opt, .payload_len = 1400 };
+    struct awafs_hdr h;
+    size_t l4, len, ilen;
+
+    (void) state;
+    s.tcp_opts_len = awafs_opt_encode(opt, 100, true, 1500);
+    for (int tunnelled = 0; tunnelled < 2; tunnelled++) {
+        ilen = build_frame(inner, &s, NULL, &l4);
+        len = tunnelled ? encap(outer, inner, ilen, &t, NULL) : ilen;
+        if (!tunnelled) {
+            memcpy(outer, inner, len);
+        }
+        l4 += len - ilen;
+        /* Every head that holds the TCP header and its options parses as
+         * the whole frame; a shorter one is not read (not malformed). */
+        for (size_t head = 0; head <= len; head++) {
+            enum awafs_parse_result r = awafs_parse_head(
+                outer, head, len, &ports, &h, NULL);
+
+            if (head >= l4 + 20 + s.tcp_opts_len) {
+                assert_int_equal(r, AWAFS_PARSE_OK);
+                assert_int_equal(h.payload_len, 1400);
+                assert_int_equal(h.flow_size, 1500);
+                assert_int_equal(h.ip_end, len);
+            } else {
+                assert_int_equal(r, AWAFS_PARSE_UNSUPPORTED);
+            }
+        }
+        /* The same bytes as a whole frame are cut short. */
+        assert_int_equal(awafs_parse_tunnel(outer, l4 + 20, &ports, &h,
+                                            NULL), AWAFS_PARSE_MALFORMED);
+    }
+}
+
 static void
 test_previous_message_forms(void **state)
 {
@@ -797,6 +840,7 @@ AWAFS_UNIT_MAIN(hdr)
         cmocka_unit_test(test_tunnel_bad_headers),
         cmocka_unit_test(test_tunnel_nested),
         cmocka_unit_test(test_tunnel_inner_padding),
+        cmocka_unit_test(test_head_of_a_longer_frame),
         cmocka_unit_test(test_encode_saturates),
         cmocka_unit_test(test_karuna_word),
     };
