@@ -1766,9 +1766,9 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
     return awafs_karuna_classify(alpha, beta, type, size, bytes_sent, aged);
 }
 
-/* The queue for a packet parsed into 'h' ('r' the parse result), and the
- * completions it reports, under the port's trust mode; 'beta' is nonnull
- * with karuna. */
+/* The queue for a packet parsed into 'h' ('r' the parse result) from the
+ * 'head_len' bytes at 'data', and the completions it reports, under the
+ * port's trust mode; 'beta' is nonnull with karuna. */
 /* '*now_us' is the batch's time, read on first use (-1 until then): host
  * mode needs it only for completions. */
 static unsigned int
@@ -1776,7 +1776,7 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
                    const struct awafs_thresholds *thr,
                    const struct awafs_thresholds *beta,
-                   const uint8_t *data, uint32_t len,
+                   const uint8_t *data, uint32_t head_len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
                    int64_t *now_us)
 {
@@ -1815,7 +1815,7 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
         return awafs_classify(thr, h->bytes_sent);
     }
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
-        || !awafs_flow_key_from_frame(data, len, h, &key)) {
+        || !awafs_flow_key_from_frame(data, head_len, h, &key)) {
         return p->default_queue;
     }
     if (*now_us < 0) {
@@ -1834,22 +1834,22 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
     return fr.queue;
 }
 
-/* awafs_qos_classify__(), then the rules for what a frame carries, in
- * every trust mode (docs/design.md, "Byte-free segments"): a TCP frame
- * padded past the Ethernet minimum goes to the lowest queue, and a TCP
- * segment without payload to queue 0 only within the instance's budget
- * for them. */
+/* awafs_qos_classify__(), then the rules for what a frame of 'len' bytes
+ * carries, in every trust mode (docs/design.md, "Byte-free segments"): a
+ * TCP frame padded past the Ethernet minimum goes to the lowest queue, and
+ * a TCP segment without payload to queue 0 only within the instance's
+ * budget for them. */
 static unsigned int
 awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
                    const struct awafs_thresholds *thr,
                    const struct awafs_thresholds *beta,
-                   const uint8_t *data, uint32_t len,
+                   const uint8_t *data, uint32_t head_len, uint32_t len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
                    int64_t *now_us)
 {
-    unsigned int q = awafs_qos_classify__(aq, tq, p, thr, beta, data, len,
-                                          r, h, now_us);
+    unsigned int q = awafs_qos_classify__(aq, tq, p, thr, beta, data,
+                                          head_len, r, h, now_us);
 
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
         return q;
@@ -1898,26 +1898,33 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
     for (int i = 0; i < n; i++) {
         struct rte_mbuf *m = pkts[i];
         struct dp_packet *packet = CONTAINER_OF(m, struct dp_packet, mbuf);
-        uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
-        uint32_t len = rte_pktmbuf_data_len(m);
+        const uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+        uint32_t head_len = rte_pktmbuf_data_len(m);
+        uint32_t len = rte_pktmbuf_pkt_len(m);
+        uint8_t head[AWAFS_HEAD_MAX];
         enum awafs_parse_result r;
         struct awafs_hdr h;
 
+        if (OVS_UNLIKELY(head_len < len && head_len < AWAFS_HEAD_MAX)) {
+            /* Headers that may straddle segments: read them together. */
+            head_len = MIN(len, AWAFS_HEAD_MAX);
+            data = rte_pktmbuf_read(m, 0, head_len, head);
+        }
         /* Parsed and learned from even if pinned: its completions are the
          * workload's too. */
-        r = awafs_parse_tunnel(data, len, tunnels, &h, &tq->parse);
-        b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data, len, r,
-                                          &h, &now_us);
+        r = awafs_parse_head(data, head_len, len, tunnels, &h, &tq->parse);
+        b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
+                                          head_len, len, r, &h, &now_us);
         if (OVS_UNLIKELY(packet->md.skb_priority)) {
             b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
         }
         if (p->ecn_threshold) {
             /* The header a mark goes on: a tunnel's outer one. */
-            b->ecn[i] = awafs_ecn_capable(data, len, &h);
+            b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
             b->l3_ofs[i] = h.tunnel ? h.outer_l3_ofs : h.l3_ofs;
             b->ip_version[i] = h.tunnel ? h.outer_ip_version : h.ip_version;
         }
-        b->lens[i] = rte_pktmbuf_pkt_len(m);
+        b->lens[i] = len;
         bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
     }
     return bytes;
