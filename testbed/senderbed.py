@@ -24,6 +24,7 @@ from pathlib import Path
 
 from testbed.hosts import Cgroup
 from testbed.net import AwafsNet, StarTopo
+from testbed.traffic import WIRE_OVERHEAD
 from testbed.tunnel import TunnelTopo
 from testbed.tunnel import connect as connect_tunnel
 from testbed.transport import (Allowed, Proof, ecn, set_default, spec,
@@ -38,7 +39,6 @@ AWAFS_PORT = "p0"
 # room for the PMD's batching.
 ECN_THRESHOLD = 20
 CC_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
-WIRE_OVERHEAD = 24      # lib/awafs.h AWAFS_WIRE_OVERHEAD.
 PROOF_INTERVAL_S = 2.0  # Between two reads of the sockets' transport,
 PROOF_POLL_S = 0.05     # ... and until the first connection was seen.
 

@@ -20,6 +20,9 @@ from scapy.layers.l2 import Ether
 
 AWAFS_KIND, AWAFS_EXID = 253, 0x4157
 ETH_P_ALL = 0x0003
+# Preamble, inter-frame gap and FCS: what each frame costs the wire beyond
+# its bytes (lib/awafs.h AWAFS_WIRE_OVERHEAD, which the shaper charges).
+WIRE_OVERHEAD = 24
 
 
 def awafs_option(bytes_sent, flow_size=None, prev=None, karuna=None):

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from testbed.senderbed import WIRE_OVERHEAD
+from testbed.traffic import WIRE_OVERHEAD
 
 ETH_HDR = 14
 MTU = 1500
