@@ -17,7 +17,8 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from testbed.switch import bridge_output, wait_until
-from testbed.traffic import Capture, RawPort, ip, parse_frame, tcp_frame
+from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, ip,
+                             parse_frame, tcp_frame)
 
 
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
@@ -28,6 +29,12 @@ def port_counts(sb):
     stats = sb.ofctl("dump-ports", "br0", "2")
     m = re.search(r"tx pkts=(\d+), bytes=\d+, drop=(\d+)", stats)
     return bridge_output(sb), int(m.group(1)), int(m.group(2))
+
+
+def enqueued(sb, port="p1"):
+    """The packets the awafs QoS on 'port' has taken, all queues."""
+    return sum(int(q.get("enqueued-packets", 0))
+               for q in sb.qos_show(port)[2].values())
 
 
 def frames(n, sport, first=0, bytes_sent=None, **kw):
@@ -74,10 +81,10 @@ def test_counters_add_up_through_reconfigurations(sw):
     assert int(details["flushed-packets"]) > 0
     sb.ofctl("mod-port", "br0", "p1", "up")
     sw.src.send(frames(10, HIGH, 200))
-    time.sleep(0.5)
+    # The bridge's counters reach the 140 frames sent (within a second).
+    assert wait_until(lambda: port_counts(sb)[0] - out0 == 140, 10)
 
     out, tx, drop = port_counts(sb)
-    assert out - out0 == 140
     assert (out - out0) == (tx - tx0) + (drop - drop0) + sb.backlog("p1")
     assert drop - drop0 > 30
     sb.vsctl("clear", "port", "p1", "qos")
@@ -216,7 +223,7 @@ def test_headerless_frames_go_to_the_lowest_queue(sw):
     sw.src.send([udp] * 20 + [tcp_frame(payload=1000, seq=i)
                               for i in range(10)]
                 + [tcp_frame(payload=0, flags="A", seq=i) for i in range(5)])
-    time.sleep(0.5)
+    assert wait_until(lambda: enqueued(sw.sb) == 35, 10)
     _, _, queues = sw.sb.qos_show("p1")
     assert queues[3]["enqueued-packets"] == "30"
     assert queues[0]["enqueued-packets"] == "5"
@@ -290,24 +297,30 @@ def test_pmd_does_not_sleep_while_packets_are_held(sw):
 
 def test_main_thread_drains_without_new_traffic(sw):
     """Frames from the bridge's internal port are sent by the main thread,
-    which sleeps until something wakes it.  20 frames at 1 Mb/s take about
-    170 ms; all of them must leave in well under a second."""
+    which sleeps until something wakes it.  20 frames at 1 Mb/s take the
+    shaper the time of their wire bits (about 170 ms) to leave; none may
+    wait in its queue longer than that and one wakeup of the main loop
+    (100 ms), by the switch's own time of each packet in its queue
+    ('sojourn-max-us'), not a test thread's clock."""
     sb = sw.sb
     sb.ofctl("add-flow", "br0", "in_port=LOCAL,tcp,actions=output:2")
     sb.set_awafs("p1", queues=2, **{"max-rate": 1000000})
     ip("link", "set", "br0", "up")
     local = RawPort("br0")
     cap = Capture(sw.vout.host)
+    sent = frames(20, HIGH)
     try:
-        t0 = time.time()
-        local.send(frames(20, HIGH))
+        local.send(sent)
         cap.wait_for(20, 5)
     finally:
         local.close()
         got = cap.stop()
         sb.ofctl("del-flows", "br0", "in_port=LOCAL")
     assert len(got) == 20
-    assert got[-1][0] - t0 < 0.6, got[-1][0] - t0
+    _, _, queues = sb.qos_show("p1")
+    sojourn_us = max(int(q["sojourn-max-us"]) for q in queues.values())
+    shaping_us = sum(len(f) + WIRE_OVERHEAD for f in sent) * 8
+    assert 0 < sojourn_us <= shaping_us + 100000, (sojourn_us, shaping_us)
 
 
 def test_unparseable_frames_gain_nothing_in_switch_mode(sw):
@@ -327,7 +340,7 @@ def test_unparseable_frames_gain_nothing_in_switch_mode(sw):
                  / (b"x" * 1000))
            for i in range(20)]
     sw.src.send(bad)
-    time.sleep(0.5)
+    assert wait_until(lambda: enqueued(sw.sb) == 20, 10)
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["malformed"]) == 20
     assert queues[3]["enqueued-packets"] == "20", queues
