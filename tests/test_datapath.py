@@ -141,22 +141,25 @@ MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
 def test_micro_benchmark_converges_to_10kB(sw, init):
     """80 % 10 kB / 20 % 1000 kB completions, 2 queues, percentile 10,
     W 250 ms, T 200 ms: 10 kB +-10 % within 3 intervals after the window
-    fills, and it stays there."""
+    fills, and it stays there while the window is full.  Counted in the
+    switch's own recalculations (awafs/history: one row per interval with
+    samples), so that slower arrivals make no difference."""
     sw.sb.set_awafs("p1", queues=2, thresholds=init, percentiles=10,
                     **{"window-ms": 250, "interval-ms": 200})
     frames = completion_frames(weyl_samples(MICRO, 1500))
-    t0 = sw.play(frames, rate=1000)
-    time.sleep(0.3)
+    sw.play(frames, rate=1000)
+    assert wait_until(lambda: int(sw.sb.qos_show("p1")[1]["completions"])
+                      == 1500, 10)
 
-    rows = history(sw.sb, "p1")
-    ok = [r for r in rows if abs(r[3][0] - 10000) <= 1000]
+    rows = [r for r in history(sw.sb, "p1") if r[1] > 0]
+    ok = [i for i, r in enumerate(rows) if abs(r[3][0] - 10000) <= 1000]
     assert ok, rows
-    deadline = t0 + 0.250 + 3 * 0.200
-    assert ok[0][0] <= deadline + 0.05, (ok[0][0] - t0, rows)
-    assert all(abs(r[3][0] - 10000) <= 1000 for r in rows
-               if ok[0][0] <= r[0] <= t0 + 1.5)
+    # The window fills within ceil(250 / 200) = 2 intervals of the first.
+    assert ok[0] <= 2 + 3, rows
+    full = max(r[2] for r in rows)
+    assert all(abs(r[3][0] - 10000) <= 1000 for r in rows[ok[0]:]
+               if r[2] >= full / 2), rows
     _, details, _ = sw.sb.qos_show("p1")
-    assert int(details["completions"]) == 1500
     assert details["completions-dropped"] == "0"
 
 
