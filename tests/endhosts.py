@@ -2,9 +2,9 @@
 test application, and what the switch learned."""
 
 import subprocess
-import time
 
 from conftest import BIN, REPO
+from testbed.switch import wait_until
 
 APP = str(REPO / "testbed" / "tcp_app.py")
 AGENT = str(BIN / "awafs-host")
@@ -40,7 +40,9 @@ def transfer(hosts, sizes, per_message=False, gap_ms=5, cgroup=None,
     srv = hosts.h2.popen("python3", APP, "server", "5001", str(n_conns),
                          *(["--md5", hosts.h1.addr] if md5 else []),
                          stdout=subprocess.PIPE, text=True)
-    time.sleep(0.3)
+    # Connect once it listens.
+    assert wait_until(lambda: hosts.h2.run("ss", "-Hltn",
+                                           "sport = :5001").stdout, 10)
     args = ["python3", APP, "client", hosts.h2.addr, "5001",
             ",".join(map(str, sizes)), "--gap-ms", str(gap_ms), *extra]
     args += ["--per-message"] if per_message else []
@@ -52,8 +54,15 @@ def transfer(hosts, sizes, per_message=False, gap_ms=5, cgroup=None,
 
 
 def learned(sb, port="p2"):
-    """(qos/show details, thresholds) after two recalculation rounds."""
-    time.sleep(0.4)
+    """(qos/show details, thresholds) after two more recalculation rounds
+    (the first may have begun before the last completion): by the switch's
+    thresholds-version, which moves only with samples in the window, so a
+    window without any is waited for at most 5 s."""
+    def version():
+        return int(sb.qos_show(port)[1]["thresholds-version"])
+
+    start = version()
+    wait_until(lambda: version() >= start + 2, 5)
     _, details, _ = sb.qos_show(port)
     return details, [int(v) for v in details["current-thresholds"].split(",")]
 
