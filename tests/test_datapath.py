@@ -417,8 +417,10 @@ def test_switch_counts_without_any_header(sw):
     # a second message on the same connection, whose first segment ends
     # the first.
     sw.send_and_capture(write(2500, 3))
-    # Quiet for longer than a retransmission timeout: the sweep ends it.
-    time.sleep(1.2)
+    # Quiet for longer than a retransmission timeout: the sweep ends it
+    # (the switch's own timers; waited for by its count).
+    assert wait_until(lambda: sw.sb.qos_show("p1")[1]["switch-completions"]
+                      == "3", 10)
     _, details, queues = sw.sb.qos_show("p1")
     assert int(details["headerless"]) == 25
     # LOW: 3 segments below 3000 bytes, 2 at or above it (its FIN, with no
