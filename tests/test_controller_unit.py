@@ -2,6 +2,7 @@
 layer, the property table, the NXST_AWAFS decoder and text, the REST
 config's conversion and validation, the OpenAPI file."""
 
+import re
 import struct
 import subprocess
 import sys
@@ -287,6 +288,7 @@ BAD_CONFIGS = [
      "aging-min-timeouts: 5 is above aging-max-timeouts (3)"),
     ({"rto-min-us": "0"},
      'rto-min-us: "0" is not an integer between 1 and 60000000'),
+    ({"tunnel": "on"}, 'tunnel: "on" is neither "auto" nor "off"'),
 ]
 
 GOOD_CONFIGS = [
@@ -303,7 +305,16 @@ GOOD_CONFIGS = [
      "size-thresholds": "5000,50000", "size-percentiles": "30,60",
      "trust": "switch", "aging": "on", "aging-min-timeouts": "3",
      "rto-min-us": "50000"},
+    {"tunnel": "off", "trust": "switch"},
 ]
+
+
+def test_validation_knows_the_switch_keys():
+    """The keys the controller takes are the awafs type's, in its order
+    (awafs_keys[] in netdev-ext/netdev-dpdk-awafs.c)."""
+    source = (REPO / "netdev-ext" / "netdev-dpdk-awafs.c").read_text()
+    table = source.split("awafs_keys[] = {", 1)[1].split("};", 1)[0]
+    assert tuple(re.findall(r'"([a-z-]+)"', table)) == config.KEYS
 
 
 @pytest.mark.parametrize("cfg, error", BAD_CONFIGS)

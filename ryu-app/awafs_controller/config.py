@@ -12,7 +12,8 @@ KEYS = ("queues", "mode", "thresholds", "percentiles", "window-ms",
         "default-queue", "trust", "idle-us", "flow-table-size",
         "completion-ring-size", "completion-rate-limit", "tardy",
         "tardy-limit", "karuna", "size-thresholds", "size-percentiles",
-        "aging", "aging-min-timeouts", "aging-max-timeouts", "rto-min-us")
+        "aging", "aging-min-timeouts", "aging-max-timeouts", "rto-min-us",
+        "tunnel")
 
 MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES = 2, 8, 4
 FLOW_SIZE_MAX = 0xffffffff
@@ -202,6 +203,7 @@ def validate(cfg):
         raise ConfigError(f"aging-min-timeouts: {kappa_min} is above "
                           f"aging-max-timeouts ({kappa_max})")
     _uint(cfg, "rto-min-us", 1, 60000000, None)
+    _choice(cfg, "tunnel", ("auto", "off"), 'is neither "auto" nor "off"')
     # The core's own check (awafs_config_check in lib/awafs-adapt.c), of
     # the sieve's and, with karuna, the known sizes' thresholds.
     _check_core(percentiles, thresholds, "")
