@@ -465,6 +465,11 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
 
     AWAFS_PARSE(awafs_parse_uint(details, "max-rate", 0, AWAFS_MAX_RATE,
                                  &p->max_rate));
+    if (p->max_rate && p->max_rate < 8) {
+        /* The shaper meters bytes: below one a second, it meters none. */
+        return xasprintf("max-rate: %"PRIu64" bit/s is less than a byte a "
+                         "second (0: shaped to the link)", p->max_rate);
+    }
     v = AWAFS_DEFAULT_BUFFER;
     AWAFS_PARSE(awafs_parse_uint(details, "buffer", 1, AWAFS_MAX_BUFFER,
                                  &v));

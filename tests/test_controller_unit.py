@@ -289,6 +289,9 @@ BAD_CONFIGS = [
     ({"rto-min-us": "0"},
      'rto-min-us: "0" is not an integer between 1 and 60000000'),
     ({"tunnel": "on"}, 'tunnel: "on" is neither "auto" nor "off"'),
+    ({"max-rate": "7"},
+     "max-rate: 7 bit/s is less than a byte a second (0: shaped to the "
+     "link)"),
 ]
 
 GOOD_CONFIGS = [

@@ -166,7 +166,10 @@ def validate(cfg):
                      DEFAULT_WINDOW_CAPACITY)
     _uint(cfg, "completion-ring-size", 16, RING_MAX, None)
     _uint(cfg, "min-samples", 1, capacity, None)
-    _uint(cfg, "max-rate", 0, MAX_RATE, None)
+    rate = _uint(cfg, "max-rate", 0, MAX_RATE, None)
+    if rate and rate < 8:
+        raise ConfigError(f"max-rate: {rate} bit/s is less than a byte a "
+                          "second (0: shaped to the link)")
     buffer = _uint(cfg, "buffer", 1, MAX_BUFFER, DEFAULT_BUFFER)
     _uint(cfg, "ecn-threshold", 0, buffer, None)
     _choice(cfg, "ecn-mode", ("port", "queue"),
