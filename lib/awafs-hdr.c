@@ -199,19 +199,18 @@ tunnel_at(const struct awafs_tunnel_ports *tunnels, uint16_t port)
     return AWAFS_TUNNEL_NONE;
 }
 
-static enum awafs_parse_result parse_l2(const struct parse_ctx *,
-                                        const uint8_t *l2, size_t len,
-                                        bool inner, struct awafs_hdr *);
-
-/* Reads the 'type' tunnel whose header starts at 'p', 'len' bytes before
- * its datagram's end, with the outer IP header already in 'hdr'. */
+/* Reads the header of the 'type' tunnel at 'p', 'len' bytes before its
+ * datagram's end, into 'hdr' (whose IP fields become the outer ones) and
+ * its length into '*hlen'.  Returns OK, or why the frame inside is not
+ * read. */
 static enum awafs_parse_result
-parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
-             const uint8_t *p, size_t len, struct awafs_hdr *hdr)
+read_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
+            const uint8_t *p, size_t len, struct awafs_hdr *hdr,
+            size_t *hlen)
 {
     enum awafs_parse_result r = need(ctx, p, len, TUNNEL_HLEN);
-    size_t hlen = TUNNEL_HLEN;
 
+    *hlen = TUNNEL_HLEN;
     if (r != AWAFS_PARSE_OK) {
         if (r == AWAFS_PARSE_MALFORMED) {
             count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
@@ -228,8 +227,8 @@ parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
             count_tunnel(ctx, AWAFS_TUN_UNKNOWN);
             return AWAFS_PARSE_NOT_TCP;
         }
-        hlen += (p[0] & 0x3f) * 4;
-        r = need(ctx, p, len, hlen);
+        *hlen += (p[0] & 0x3f) * 4;
+        r = need(ctx, p, len, *hlen);
         if (r != AWAFS_PARSE_OK) {
             if (r == AWAFS_PARSE_MALFORMED) {
                 count_tunnel(ctx, AWAFS_TUN_BAD_OPTIONS);
@@ -246,146 +245,152 @@ parse_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
     hdr->ip_version = 0;
     hdr->l3_ofs = 0;
     hdr->ip_end = 0;
-    r = parse_l2(ctx, p + hlen, len - hlen, true, hdr);
-    if (r == AWAFS_PARSE_MALFORMED) {
-        count_tunnel(ctx, AWAFS_TUN_TRUNCATED);
-    }
-    return r;
+    return AWAFS_PARSE_OK;
 }
 
-/* Parses the Ethernet frame of 'len' bytes at 'l2' ('inner' if inside a
- * tunnel). */
+/* Parses the Ethernet frame of 'len' bytes at 'l2', and a second time the
+ * frame inside its tunnel, if any.  A loop rather than a recursion, so
+ * that it inlines into its one caller on the per-packet path. */
 static enum awafs_parse_result
 parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
-         bool inner, struct awafs_hdr *hdr)
+         struct awafs_hdr *hdr)
 {
-    enum awafs_parse_result r;
-    size_t left, ip_hlen, l4_len, tcp_hlen;
-    const uint8_t *l3, *l4;
-    uint16_t eth_type;
-    uint8_t proto;
+    for (bool inner = false; ; inner = true) {
+        enum awafs_parse_result r;
+        size_t left, ip_hlen, l4_len, tcp_hlen;
+        const uint8_t *l3, *l4;
+        uint16_t eth_type;
+        uint8_t proto;
 
-    hdr->l2_ofs = l2 - ctx->frame;
-    r = need(ctx, l2, len, ETH_HLEN);
-    if (r != AWAFS_PARSE_OK) {
-        return r;
-    }
-    eth_type = rd16(l2 + 12);
-    l3 = l2 + ETH_HLEN;
-    left = len - ETH_HLEN;
-    for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
-         i++) {
-        if (i == MAX_VLAN_TAGS) {
-            return AWAFS_PARSE_UNSUPPORTED;
-        }
-        r = need(ctx, l3, left, VLAN_HLEN);
+        hdr->l2_ofs = l2 - ctx->frame;
+        r = need(ctx, l2, len, ETH_HLEN);
         if (r != AWAFS_PARSE_OK) {
             return r;
         }
-        eth_type = rd16(l3 + 2);
-        l3 += VLAN_HLEN;
-        left -= VLAN_HLEN;
-    }
+        eth_type = rd16(l2 + 12);
+        l3 = l2 + ETH_HLEN;
+        left = len - ETH_HLEN;
+        for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
+             i++) {
+            if (i == MAX_VLAN_TAGS) {
+                return AWAFS_PARSE_UNSUPPORTED;
+            }
+            r = need(ctx, l3, left, VLAN_HLEN);
+            if (r != AWAFS_PARSE_OK) {
+                return r;
+            }
+            eth_type = rd16(l3 + 2);
+            l3 += VLAN_HLEN;
+            left -= VLAN_HLEN;
+        }
 
-    if (eth_type == ETH_TYPE_IPV4) {
-        size_t tot_len;
+        if (eth_type == ETH_TYPE_IPV4) {
+            size_t tot_len;
 
-        r = need(ctx, l3, left, IPV4_MIN_HLEN);
-        if (r != AWAFS_PARSE_OK) {
-            return r;
-        }
-        if ((l3[0] >> 4) != 4) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        ip_hlen = (l3[0] & 0x0f) * 4;
-        tot_len = rd16(l3 + 2);
-        if (ip_hlen < IPV4_MIN_HLEN || tot_len < ip_hlen || tot_len > left) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        r = need(ctx, l3, left, ip_hlen);
-        if (r != AWAFS_PARSE_OK) {
-            return r;
-        }
-        if (rd16(l3 + 6) & 0x3fff) {    /* MF flag or fragment offset. */
-            return AWAFS_PARSE_UNSUPPORTED;
-        }
-        hdr->ip_version = 4;
-        hdr->l3_ofs = l3 - ctx->frame;
-        hdr->ip_end = hdr->l3_ofs + tot_len;
-        proto = l3[9];
-        l4_len = tot_len - ip_hlen;     /* Ignores Ethernet padding. */
-    } else if (eth_type == ETH_TYPE_IPV6) {
-        size_t payload_len;
+            r = need(ctx, l3, left, IPV4_MIN_HLEN);
+            if (r != AWAFS_PARSE_OK) {
+                return r;
+            }
+            if ((l3[0] >> 4) != 4) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            ip_hlen = (l3[0] & 0x0f) * 4;
+            tot_len = rd16(l3 + 2);
+            if (ip_hlen < IPV4_MIN_HLEN || tot_len < ip_hlen
+                || tot_len > left) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            r = need(ctx, l3, left, ip_hlen);
+            if (r != AWAFS_PARSE_OK) {
+                return r;
+            }
+            if (rd16(l3 + 6) & 0x3fff) {    /* MF flag or fragment offset. */
+                return AWAFS_PARSE_UNSUPPORTED;
+            }
+            hdr->ip_version = 4;
+            hdr->l3_ofs = l3 - ctx->frame;
+            hdr->ip_end = hdr->l3_ofs + tot_len;
+            proto = l3[9];
+            l4_len = tot_len - ip_hlen;     /* Ignores Ethernet padding. */
+        } else if (eth_type == ETH_TYPE_IPV6) {
+            size_t payload_len;
 
-        r = need(ctx, l3, left, IPV6_HLEN);
-        if (r != AWAFS_PARSE_OK) {
-            return r;
-        }
-        if ((l3[0] >> 4) != 6) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        ip_hlen = IPV6_HLEN;
-        payload_len = rd16(l3 + 4);
-        if (payload_len > left - IPV6_HLEN) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        hdr->ip_version = 6;
-        hdr->l3_ofs = l3 - ctx->frame;
-        hdr->ip_end = hdr->l3_ofs + IPV6_HLEN + payload_len;
-        proto = l3[6];
-        if (is_ipv6_ext_hdr(proto)) {
-            return AWAFS_PARSE_UNSUPPORTED;
-        }
-        l4_len = payload_len;
-    } else {
-        return AWAFS_PARSE_NOT_TCP;
-    }
-    l4 = l3 + ip_hlen;
-
-    if (proto == IPPROTO_UDP_ && ctx->tunnels) {
-        enum awafs_tunnel type;
-        size_t udp_len;
-
-        r = need(ctx, l4, l4_len, UDP_HLEN);
-        if (r != AWAFS_PARSE_OK) {
-            return r;
-        }
-        type = tunnel_at(ctx->tunnels, rd16(l4 + 2));
-        if (type == AWAFS_TUNNEL_NONE) {
+            r = need(ctx, l3, left, IPV6_HLEN);
+            if (r != AWAFS_PARSE_OK) {
+                return r;
+            }
+            if ((l3[0] >> 4) != 6) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            ip_hlen = IPV6_HLEN;
+            payload_len = rd16(l3 + 4);
+            if (payload_len > left - IPV6_HLEN) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            hdr->ip_version = 6;
+            hdr->l3_ofs = l3 - ctx->frame;
+            hdr->ip_end = hdr->l3_ofs + IPV6_HLEN + payload_len;
+            proto = l3[6];
+            if (is_ipv6_ext_hdr(proto)) {
+                return AWAFS_PARSE_UNSUPPORTED;
+            }
+            l4_len = payload_len;
+        } else {
             return AWAFS_PARSE_NOT_TCP;
         }
-        if (inner) {
-            count_tunnel(ctx, AWAFS_TUN_NESTED);
-            return AWAFS_PARSE_UNSUPPORTED;
+        l4 = l3 + ip_hlen;
+
+        if (proto == IPPROTO_UDP_ && ctx->tunnels) {
+            enum awafs_tunnel type;
+            size_t udp_len, hlen;
+
+            r = need(ctx, l4, l4_len, UDP_HLEN);
+            if (r != AWAFS_PARSE_OK) {
+                return r;
+            }
+            type = tunnel_at(ctx->tunnels, rd16(l4 + 2));
+            if (type == AWAFS_TUNNEL_NONE) {
+                return AWAFS_PARSE_NOT_TCP;
+            }
+            if (inner) {
+                count_tunnel(ctx, AWAFS_TUN_NESTED);
+                return AWAFS_PARSE_UNSUPPORTED;
+            }
+            udp_len = rd16(l4 + 4);
+            if (udp_len < UDP_HLEN || udp_len > l4_len) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            r = read_tunnel(ctx, type, l4 + UDP_HLEN, udp_len - UDP_HLEN, hdr,
+                            &hlen);
+            if (r != AWAFS_PARSE_OK) {
+                return r;
+            }
+            l2 = l4 + UDP_HLEN + hlen;
+            len = udp_len - UDP_HLEN - hlen;
+            continue;
         }
-        udp_len = rd16(l4 + 4);
-        if (udp_len < UDP_HLEN || udp_len > l4_len) {
+        if (proto != IPPROTO_TCP_) {
+            return AWAFS_PARSE_NOT_TCP;
+        }
+        r = need(ctx, l4, l4_len, TCP_MIN_HLEN);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
+        }
+        tcp_hlen = (l4[12] >> 4) * 4;
+        if (tcp_hlen < TCP_MIN_HLEN) {
             return AWAFS_PARSE_MALFORMED;
         }
-        return parse_tunnel(ctx, type, l4 + UDP_HLEN, udp_len - UDP_HLEN,
-                            hdr);
+        r = need(ctx, l4, l4_len, tcp_hlen);
+        if (r != AWAFS_PARSE_OK) {
+            return r;
+        }
+        hdr->tcp_flags = l4[13];
+        hdr->seq = rd32(l4 + 4);
+        hdr->ack = rd32(l4 + 8);
+        hdr->l4_ofs = l4 - ctx->frame;
+        hdr->payload_len = l4_len - tcp_hlen;
+        return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
     }
-    if (proto != IPPROTO_TCP_) {
-        return AWAFS_PARSE_NOT_TCP;
-    }
-    r = need(ctx, l4, l4_len, TCP_MIN_HLEN);
-    if (r != AWAFS_PARSE_OK) {
-        return r;
-    }
-    tcp_hlen = (l4[12] >> 4) * 4;
-    if (tcp_hlen < TCP_MIN_HLEN) {
-        return AWAFS_PARSE_MALFORMED;
-    }
-    r = need(ctx, l4, l4_len, tcp_hlen);
-    if (r != AWAFS_PARSE_OK) {
-        return r;
-    }
-    hdr->tcp_flags = l4[13];
-    hdr->seq = rd32(l4 + 4);
-    hdr->ack = rd32(l4 + 8);
-    hdr->l4_ofs = l4 - ctx->frame;
-    hdr->payload_len = l4_len - tcp_hlen;
-    return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
 }
 
 enum awafs_parse_result
@@ -405,26 +410,14 @@ awafs_parse_head(const void *head, size_t head_len, size_t len,
     memset(hdr, 0, sizeof *hdr);
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
     r = (len > UINT16_MAX ? AWAFS_PARSE_MALFORMED
-         : parse_l2(&ctx, head, len, false, hdr));
+         : parse_l2(&ctx, head, len, hdr));
+    if (r == AWAFS_PARSE_MALFORMED && hdr->tunnel) {
+        count_tunnel(&ctx, AWAFS_TUN_TRUNCATED);   /* The inner frame. */
+    }
     if (stats) {
         stats->n[r]++;
     }
     return r;
-}
-
-enum awafs_parse_result
-awafs_parse_tunnel(const void *frame, size_t len,
-                   const struct awafs_tunnel_ports *ports,
-                   struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
-{
-    return awafs_parse_head(frame, len, len, ports, hdr, stats);
-}
-
-enum awafs_parse_result
-awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
-            struct awafs_parse_stats *stats)
-{
-    return awafs_parse_head(frame, len, len, NULL, hdr, stats);
 }
 
 bool

@@ -221,25 +221,36 @@ struct awafs_parse_stats {
     uint64_t tunnel[AWAFS_TUN_N_EVENTS];
 };
 
-enum awafs_parse_result awafs_parse(const void *frame, size_t len,
-                                    struct awafs_hdr *hdr,
-                                    struct awafs_parse_stats *stats);
-/* awafs_parse() that reads inside the tunnels 'ports' names (NULL: none),
- * over IPv4 or IPv6 with up to two VLAN tags outside: the result and 'hdr'
- * are the inner frame's.  Bounds are checked as strictly inside as
- * outside; a tunnel inside the tunnel is not read. */
-enum awafs_parse_result awafs_parse_tunnel(
-    const void *frame, size_t len, const struct awafs_tunnel_ports *ports,
-    struct awafs_hdr *hdr, struct awafs_parse_stats *stats);
-/* awafs_parse_tunnel() of a frame of 'len' bytes of which only the first
- * 'head_len' are at 'head' (a copy of the start of a multi-segment
- * packet): lengths are checked against 'len', and a header past the head
- * is UNSUPPORTED.  A head of AWAFS_HEAD_MAX bytes (or the whole frame)
- * holds every header the parser reads. */
+/* Parses the frame of 'len' bytes at 'frame', reading inside the tunnels
+ * 'ports' names (NULL: none), over IPv4 or IPv6 with up to two VLAN tags
+ * outside: the result and 'hdr' are then the inner frame's.  Bounds are
+ * checked as strictly inside as outside; a tunnel inside the tunnel is not
+ * read.  Of the frame only the first 'head_len' bytes are at 'frame' (a
+ * copy of the start of a multi-segment packet, or all of it): lengths are
+ * checked against 'len', and a header past the head is UNSUPPORTED.  A
+ * head of AWAFS_HEAD_MAX bytes holds every header the parser reads. */
 enum awafs_parse_result awafs_parse_head(
-    const void *head, size_t head_len, size_t len,
+    const void *frame, size_t head_len, size_t len,
     const struct awafs_tunnel_ports *ports, struct awafs_hdr *hdr,
     struct awafs_parse_stats *stats);
+
+/* awafs_parse_head() of a whole frame. */
+static inline enum awafs_parse_result
+awafs_parse_tunnel(const void *frame, size_t len,
+                   const struct awafs_tunnel_ports *ports,
+                   struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+{
+    return awafs_parse_head(frame, len, len, ports, hdr, stats);
+}
+
+/* awafs_parse_head() of a whole frame, outside any tunnel. */
+static inline enum awafs_parse_result
+awafs_parse(const void *frame, size_t len, struct awafs_hdr *hdr,
+            struct awafs_parse_stats *stats)
+{
+    return awafs_parse_head(frame, len, len, NULL, hdr, stats);
+}
+
 /* Two VLAN tags, IPv6, UDP and Geneve with 252 bytes of options, then two
  * VLAN tags, IPv6 and TCP with 40 bytes of options: 452 bytes. */
 #define AWAFS_HEAD_MAX 512
