@@ -597,20 +597,17 @@ bool
 awafs_ecn_capable(const uint8_t *frame, size_t len,
                   const struct awafs_hdr *h)
 {
-    if (h->tunnel) {
-        /* RFC 6040, section 4.2: a decapsulator drops a CE outer with a
-         * Not-ECT inner, so only a packet ECT on both may be marked. */
-        return (ip_ect(frame, len, h->outer_ip_version, h->outer_l3_ofs)
-                && ip_ect(frame, len, h->ip_version, h->l3_ofs));
-    }
-    return ip_ect(frame, len, h->ip_version, h->l3_ofs);
+    /* RFC 6040, section 4.2: a decapsulator drops a CE outer with a
+     * Not-ECT inner, so a tunnelled packet must be ECT on both. */
+    return (ip_ect(frame, len, awafs_ecn_ip_version(h), awafs_ecn_l3_ofs(h))
+            && (!h->tunnel || ip_ect(frame, len, h->ip_version, h->l3_ofs)));
 }
 
 bool
 awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h)
 {
-    uint8_t version = h->tunnel ? h->outer_ip_version : h->ip_version;
-    uint8_t *ip = frame + (h->tunnel ? h->outer_l3_ofs : h->l3_ofs);
+    uint8_t version = awafs_ecn_ip_version(h);
+    uint8_t *ip = frame + awafs_ecn_l3_ofs(h);
 
     if (!awafs_ecn_capable(frame, len, h)) {
         return false;       /* Not IP, too short, not ECT, or already CE. */

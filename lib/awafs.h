@@ -475,6 +475,20 @@ unsigned int awafs_byte_free_queue(struct awafs_tb *budget, uint64_t now,
                                    uint32_t len, unsigned int n_queues,
                                    uint64_t *over);
 
+/* The offset and IP version of the header a CE mark for 'h' goes on: a
+ * tunnelled packet's outer one (RFC 6040), else its own. */
+static inline uint16_t
+awafs_ecn_l3_ofs(const struct awafs_hdr *h)
+{
+    return h->tunnel ? h->outer_l3_ofs : h->l3_ofs;
+}
+
+static inline uint8_t
+awafs_ecn_ip_version(const struct awafs_hdr *h)
+{
+    return h->tunnel ? h->outer_ip_version : h->ip_version;
+}
+
 /* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1).  A
  * tunnelled one only if both its outer and its inner IP headers are: the
  * mark goes on the outer header, and a decapsulator that follows RFC 6040
