@@ -816,16 +816,18 @@ awafs_qos_publish(struct awafs_qos *aq, bool sizes,
 /* ---- Tunnels ---- */
 
 /* The kind of tunnel that the switch's interface 'vport' receives, if one
- * that awafs_parse_tunnel() reads. */
+ * that awafs_parse_tunnel() reads, and its UDP port into '*port'. */
 static enum awafs_tunnel
-awafs_vport_tunnel(const struct netdev *vport)
+awafs_vport_tunnel(const struct netdev *vport, uint16_t *port)
 {
     const struct netdev_tunnel_config *cfg = netdev_get_tunnel_config(vport);
     const char *type = netdev_get_type(vport);
 
     if (!cfg || !cfg->dst_port) {
         return AWAFS_TUNNEL_NONE;
-    } else if (!strcmp(type, "vxlan")) {
+    }
+    *port = ntohs(cfg->dst_port);
+    if (!strcmp(type, "vxlan")) {
         /* VXLAN-GPE has a header of its own. */
         return (cfg->exts & (1 << OVS_VXLAN_EXT_GPE) ? AWAFS_TUNNEL_NONE
                 : AWAFS_TUNNEL_VXLAN);
@@ -850,12 +852,11 @@ awafs_tunnels_refresh(void)
     awafs_tunnel_ports_add(&ports, AWAFS_GENEVE_PORT, AWAFS_TUNNEL_GENEVE);
     vports = netdev_get_vports(&n_vports);
     for (size_t i = 0; i < n_vports; i++) {
-        enum awafs_tunnel type = awafs_vport_tunnel(vports[i]);
+        uint16_t port;
+        enum awafs_tunnel type = awafs_vport_tunnel(vports[i], &port);
 
         if (type != AWAFS_TUNNEL_NONE
-            && !awafs_tunnel_ports_add(
-                &ports, ntohs(netdev_get_tunnel_config(vports[i])->dst_port),
-                type)) {
+            && !awafs_tunnel_ports_add(&ports, port, type)) {
             VLOG_WARN_RL(&rl, "%s: more than %d tunnel ports, awafs does "
                          "not read inside this one's frames",
                          netdev_get_name(vports[i]), AWAFS_TUNNEL_MAX_PORTS);
@@ -1924,10 +1925,9 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
             b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
         }
         if (p->ecn_threshold) {
-            /* The header a mark goes on: a tunnel's outer one. */
             b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
-            b->l3_ofs[i] = h.tunnel ? h.outer_l3_ofs : h.l3_ofs;
-            b->ip_version[i] = h.tunnel ? h.outer_ip_version : h.ip_version;
+            b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
+            b->ip_version[i] = awafs_ecn_ip_version(&h);
         }
         b->lens[i] = len;
         bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
