@@ -18,12 +18,13 @@ The tenants' MTU is the uplink's less the encapsulation (50 bytes over
 IPv4, as OpenStack sets its VMs'), so that no frame exceeds the uplink's
 1500 bytes."""
 
-import subprocess
+from functools import partial
 
 from mininet.topo import Topo
 
 from testbed.net import SUBNET
 from testbed.ovs_sandbox import OvsSandbox
+from testbed.traffic import ip
 
 UNDERLAY = "172.31.77"          # phy0 .1, the remote end .2.
 VNI = 4242
@@ -47,12 +48,12 @@ class TunnelTopo(Topo):
                          port2=n)
 
 
-def _endpoint(sb, bridge, local, remote, remote_mac):
-    """Gives 'bridge''s own interface the tunnel address 'local' and OVS a
+def _endpoint(sb, ip_cmd, bridge, local, remote, remote_mac):
+    """Gives 'bridge''s own interface the tunnel address 'local' (with
+    'ip_cmd', which runs 'ip' where that switch runs) and switch 'sb' a
     route and a neighbour entry for 'remote'."""
-    for args in (["addr", "add", f"{local}/24", "dev", bridge],
-                 ["link", "set", bridge, "up"]):
-        subprocess.run(["ip", *args], check=True, capture_output=True)
+    ip_cmd("addr", "add", f"{local}/24", "dev", bridge)
+    ip_cmd("link", "set", bridge, "up")
     sb.appctl("ovs/route/add", f"{remote}/32", bridge)
     sb.appctl("tnl/arp/set", bridge, remote, remote_mac)
 
@@ -65,9 +66,8 @@ def _tunnel_port(sb, bridge, name, kind, remote):
 
 def _mac(dev, host=None):
     """The MAC address of interface 'dev' (in 'host''s namespace)."""
-    argv = ["ip", "-br", "link", "show", "dev", dev]
-    out = (host.run(*argv) if host else subprocess.run(
-        argv, check=True, capture_output=True, text=True)).stdout
+    args = ["-br", "link", "show", "dev", dev]
+    out = (host.run("ip", *args) if host else ip(*args)).stdout
     return out.split()[2]
 
 
@@ -80,11 +80,8 @@ def _remote_hypervisor(n0, addr, local, remote):
         rh.add_bridge("rphy1")
         rh.vsctl("add-port", "rphy1", "eth0")
         n0.run("ip", "addr", "flush", "dev", "eth0")
-        for cmd in (["addr", "add", f"{local}/24", "dev", "rphy1"],
-                    ["link", "set", "rphy1", "up"]):
-            n0.run("ip", *cmd)
-        rh.appctl("ovs/route/add", f"{remote}/32", "rphy1")
-        rh.appctl("tnl/arp/set", "rphy1", remote, _mac("phy0"))
+        _endpoint(rh, partial(n0.run, "ip"), "rphy1", local, remote,
+                  _mac("phy0"))
         rh.add_bridge("rint1")
         _tunnel_port(rh, "rint1", "tun1", "geneve", remote)
         rh.vsctl("set", "interface", "rint1", f"mtu_request={TENANT_MTU}")
@@ -120,7 +117,7 @@ def connect(kind, sb, net):
             n0.run("ip", *cmd)
         n0.run("ethtool", "-K", "tun0", "gro", "off")
     try:
-        _endpoint(sb, "phy0", local, remote,
+        _endpoint(sb, ip, "phy0", local, remote,
                   _mac("rphy1" if rh else "eth0", n0))
         for n in ("n1", "n2", "n3"):
             net[n].run("ip", "link", "set", "eth0", "mtu", str(TENANT_MTU))
