@@ -188,6 +188,15 @@ dctcp_in_ack_event(struct sock *sk, __u32 flags)
         r->acks++;
         r->ece_acks += !!(flags & CA_ACK_ECE);
     }
+    if ((__s32) (ca->window_end - tp->snd_nxt) > 0) {
+        /* A window that ends beyond anything sent was set before the
+         * connection had sequence numbers (init from the sockops
+         * TCP_CONNECT_CB, ahead of tcp_connect_init(): snd_nxt 0), and
+         * would not end for up to 2^31 bytes if the ISN is "before" 0:
+         * alpha would stay at 1.  Start the first window now. */
+        new_window(tp, ca);
+        return false;
+    }
     if ((__s32) (tp->snd_una - ca->window_end) >= 0) {
         __u32 delivered = tp->delivered - ca->old_delivered;
         __u32 delivered_ce = tp->delivered_ce - ca->old_delivered_ce;
