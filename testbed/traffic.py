@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 
-from scapy.layers.inet import IP, TCP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
@@ -56,6 +56,20 @@ def tcp_frame(bytes_sent=None, flow_size=None, sport=40000, dport=5001,
            / TCP(sport=sport, dport=dport, flags=flags, seq=seq,
                  options=opts) / (b"x" * payload))
     return bytes(pkt)
+
+
+VXLAN_OVERHEAD = 50         # Outer Ethernet, IPv4, UDP and VXLAN headers.
+
+
+def vxlan_frame(inner, vni=42, sport=50000):
+    """'inner' (an Ethernet frame) in VXLAN (UDP 4789) over IPv4: 50 bytes
+    more."""
+    from scapy.layers.vxlan import VXLAN
+
+    return bytes(Ether(src="02:00:00:00:01:01", dst="02:00:00:00:01:02")
+                 / IP(src="192.168.1.1", dst="192.168.1.2")
+                 / UDP(sport=sport, dport=4789) / VXLAN(vni=vni)
+                 / Ether(inner))
 
 
 def ip(*args, check=True):
