@@ -6,7 +6,9 @@ ports (no rx), one per configuration, each with its QoS set once.  p0 is
 either net_null (frames of zeros: no AWAFS header) or net_pcap looping TCP
 frames that carry the AWAFS option, one in ten a completion ("karuna": and
 a Karuna word, a third each of deadline, known-size and unknown-size
-flows); frames are 64 or 1518 bytes (the Karuna word makes them 66).  A run measures each configuration in turn for a short slice
+flows; "vxlan": the pcap frames inside VXLAN, 50 bytes more); frames are
+64 or 1518 bytes (the Karuna word makes them 66; VXLAN frames are 114 or
+1518 bytes, around 64- or 1468-byte TCP frames).  A run measures each configuration in turn for a short slice
 (the OpenFlow rule sends p0's frames to its port; then the PMD statistics are
 cleared, and after 'seconds' 'avg processing cycles per packet' and the
 packet rate are read), and a configuration's ratio is to the no-QoS slice of
@@ -18,8 +20,8 @@ With --sink vhost the output ports are vhost-user ports
 (dpdkvhostuserclient) instead, and one dpdk-testpmd on the other core is
 their guest, receiving and dropping what they send (testbed/vhost.py).
 
-usage: python3 bench/forwarding.py [--source null|pcap|karuna]
-           [--size 64|1518]
+usage: python3 bench/forwarding.py [--source null|pcap|karuna|vxlan]
+           [--size 64|114|1518]
            [--sink null|vhost] [--pmds 1|2] [--runs N] [--seconds S]
            [--configs A,B] [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
 
@@ -67,22 +69,29 @@ CONFIGS = {
 RUNS, SECONDS = 30, 0.3
 
 
-def write_pcap(path, size, karuna=False):
+def write_pcap(path, size, karuna=False, vxlan=False):
     """100 distinct 'size'-byte TCP frames with the AWAFS option (62 bytes
     of headers, 66 for a completion) and, with 'karuna', a Karuna word (4
-    bytes more): a deadline, a size or neither, in turn."""
+    bytes more): a deadline, a size or neither, in turn.  With 'vxlan' the
+    frames are the inner frames of 'size'-byte VXLAN frames (50 bytes
+    less)."""
     from scapy.layers.l2 import Ether
     from scapy.utils import wrpcap
 
-    from testbed.traffic import tcp_frame
+    from testbed.traffic import VXLAN_OVERHEAD, tcp_frame, vxlan_frame
+    inner = size - VXLAN_OVERHEAD if vxlan else size
     frames = []
     for i in range(100):
         done = i % 10 == 9
         word = [20 << 20 | 100, 100, 0][i % 3] if karuna else None
-        payload = max(size - (66 if done else 62) - (4 if karuna else 0), 0)
-        frames.append(Ether(tcp_frame(
+        payload = max(inner - (66 if done else 62) - (4 if karuna else 0), 0)
+        frame = tcp_frame(
             bytes_sent=i * 1000, flow_size=i * 1000 + payload if done else None,
-            sport=1000 + i, payload=payload, karuna=word)))
+            sport=1000 + i, payload=payload, karuna=word)
+        # The outer UDP source port from the inner flow, as Linux and OVS
+        # choose it: one datapath flow per inner flow, as untunnelled.
+        frames.append(Ether(vxlan_frame(frame, sport=49152 + i) if vxlan
+                            else frame))
     wrpcap(str(path), frames)
 
 
@@ -168,22 +177,26 @@ def profile(sb, seconds=5):
 def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
         vswitchd=None, perf=None, pmds=1, sink="null"):
     """Measures 'names' (keys of CONFIGS) alternately in one switch.
-    Returns (rows, recalc, prof): one row per run and config with cycles,
-    Mpps and the ratio to no-qos of the same run; recalc is the
+    Returns (rows, recalc, prof, guest_rx): one row per run and config with
+    cycles, Mpps and the ratio to no-qos of the same run; recalc is the
     awafs-adaptive-4q qos/show details after 10 s at full load (None if not
-    measured); prof the profile under config 'perf' (None if not asked).
+    measured); prof the profile under config 'perf' (None if not asked);
+    guest_rx, with the vhost sink and 2 PMDs, what the guest received on
+    each of its rx queues per config over the whole run (None otherwise).
     With pmds=2 both cores run a PMD, each polling its own copy of p0 (p0
     and p00), and both send to the configuration's port.  With sink="vhost"
-    the output ports are vhost-user ports with a testpmd guest."""
+    the output ports are vhost-user ports with a testpmd guest, with as many
+    queue pairs as PMDs."""
     names = names or list(CONFIGS)
     tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
-    if source in ("pcap", "karuna"):
-        write_pcap(tmp / "in.pcap", size, karuna=source == "karuna")
+    if source in ("pcap", "karuna", "vxlan"):
+        write_pcap(tmp / "in.pcap", size, karuna=source == "karuna",
+                   vxlan=source == "vxlan")
         src = f"net_pcap0,rx_pcap={tmp / 'in.pcap'},infinite_rx=1"
     else:
         src = f"net_null0,size={size}"
 
-    rows, recalc, prof, guest = [], None, None, None
+    rows, recalc, prof, guest, guest_rx = [], None, None, None, None
     with OvsSandbox(vswitchd=vswitchd,
                     pmd_cpu_mask="0x3" if pmds == 2 else "0x2") as sb:
         sb.add_bridge()
@@ -214,7 +227,7 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             add_port(name)
         if sink == "vhost":
             guest = Guest([tmp / f"{port}.sock" for port, _ in
-                           ports.values()], tmp / "testpmd.log")
+                           ports.values()], tmp / "testpmd.log", queues=pmds)
             guest.start()
             if not wait_until(lambda: sb.log().count(
                     "virtio is now ready for processing") >= len(ports), 30):
@@ -246,11 +259,15 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             prof = profile(sb)
         if guest:
             guest.stop()
+            streams = guest.received_by_stream()
+            # The guest's port i is the i-th output port added.
+            guest_rx = {name: [streams.get((i, q), 0) for q in range(pmds)]
+                        for i, name in enumerate(ports)}
 
     base = {r["run"]: r["cycles"] for r in rows if r["config"] == "no-qos"}
     for r in rows:
         r["ratio"] = r["cycles"] / base[r["run"]] if r["run"] in base else ""
-    return rows, recalc, prof
+    return rows, recalc, prof, guest_rx
 
 
 def summary(rows, name):
@@ -273,9 +290,9 @@ def recalc_line(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--source", choices=["null", "pcap", "karuna"],
+    ap.add_argument("--source", choices=["null", "pcap", "karuna", "vxlan"],
                     default="null")
-    ap.add_argument("--size", type=int, choices=[64, 1518], default=64)
+    ap.add_argument("--size", type=int, choices=[64, 114, 1518], default=64)
     ap.add_argument("--vswitchd", help="another ovs-vswitchd binary")
     ap.add_argument("--runs", type=int, default=RUNS)
     ap.add_argument("--seconds", type=float, default=SECONDS)
@@ -288,9 +305,9 @@ def main():
     args = ap.parse_args()
     names = args.configs.split(",")
 
-    rows, recalc, prof = run(args.source, args.size, args.runs,
-                             args.seconds, names, args.vswitchd, args.perf,
-                             args.pmds, args.sink)
+    rows, recalc, prof, guest_rx = run(args.source, args.size, args.runs,
+                                       args.seconds, names, args.vswitchd,
+                                       args.perf, args.pmds, args.sink)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -305,6 +322,10 @@ def main():
         c, cmin, cmax, mpps, r, rmin, rmax = summary(rows, name)
         print(f"{name:<20} {c:7.1f} [{cmin:6.1f},{cmax:6.1f}] {mpps:8.2f} "
               f"{r:5.3f} [{rmin:.3f},{rmax:.3f}]")
+    if guest_rx and args.pmds > 1:
+        for name in names:
+            print(f"guest rx queues under {name}: "
+                  f"{', '.join(map(str, guest_rx[name]))} packets")
     if recalc:
         print("recalculation under load (awafs-adaptive-4q, 10 s): "
               + recalc_line(recalc))

@@ -49,13 +49,19 @@ MATRIX = [
                                         "awafs-karuna-4q",
                                         "awafs-adaptive-4q-switch",
                                         "awafs-karuna-4q-aging"]),
-    # Toward a guest: vhost-user ports, testpmd receiving on the other core.
+    # Toward a guest: vhost-user ports, testpmd receiving on the other core;
+    # with 2 PMDs a guest with 2 queue pairs.
     ("awafs", "null", 64, 1, "vhost", VHOST),
     ("awafs", "pcap", 64, 1, "vhost", VHOST),
+    ("awafs", "null", 64, 2, "vhost", ["no-qos", "awafs-adaptive-4q"]),
+    # Tunnelled: the pcap frames inside VXLAN (114 B around 64 B, 1518 B
+    # around 1468 B), each inner flow its own outer UDP port.
+    ("awafs", "vxlan", 114, 1, "null", ["no-qos", "awafs-adaptive-4q"]),
+    ("awafs", "vxlan", 1518, 1, "null", ["no-qos", "awafs-adaptive-4q"]),
     ("stock", "null", 64, 1, "null", ["no-qos", "egress-policer"]),
     ("stock", "pcap", 64, 1, "null", ["no-qos", "egress-policer"]),
 ]
-TARGETS = {"ratio": 1.10, "stretch": 1.05, "recalc_us": 50,
+TARGETS = {"ratio": 1.10, "ratio_hdr": 1.20, "stretch": 1.05, "recalc_us": 50,
            "ring_mpps": 10, "memory": 1 << 20, "ratio_2pmd": 1.15,
            "scaling_2pmd": 1.8, "patched_vs_stock": 1.02}
 STOCK_PAIRS = 10        # Alternated stock/patched switches, no QoS.
@@ -68,8 +74,8 @@ def patched_vs_stock(stock, pairs=STOCK_PAIRS):
     rows, source = [], "null"
     for i in range(pairs):
         for binary in ("stock", "awafs"):
-            r, _, _ = forwarding.run(source, 64, 5, SECONDS, ["no-qos"],
-                                     stock if binary == "stock" else None)
+            r, _, _, _ = forwarding.run(source, 64, 5, SECONDS, ["no-qos"],
+                                        stock if binary == "stock" else None)
             rows.append({"pair": i, "binary": binary,
                          "cycles": forwarding.summary(r, "no-qos")[0]})
     return rows
@@ -97,14 +103,16 @@ def main():
     write_csv(out / "core.csv", core)
 
     # ---- forwarding ----
-    fwd, recalc = [], {}
+    fwd, recalc, guest_rx = [], {}, {}
     for binary, source, size, pmds, sink, configs in MATRIX:
         print(f"forwarding: {binary} {source} {size}B {pmds} PMD(s) to "
               f"{sink} ...", flush=True)
-        rows, rc, _ = forwarding.run(source, size, RUNS, SECONDS, configs,
-                                     stock if binary == "stock" else None,
-                                     pmds=pmds, sink=sink)
+        rows, rc, _, grx = forwarding.run(
+            source, size, RUNS, SECONDS, configs,
+            stock if binary == "stock" else None, pmds=pmds, sink=sink)
         fwd += rows
+        if grx and pmds > 1:
+            guest_rx[(source, size, pmds)] = grx
         if rc and pmds == 1 and sink == "null":
             recalc[(source, size)] = rc
     write_csv(out / "forwarding.csv", fwd)
@@ -165,11 +173,16 @@ def main():
               "`pcap`: TCP frames with the AWAFS option, one in ten a "
               "completion; `karuna`: those with a Karuna word too (a third "
               "each of deadline, known-size and unknown-size flows; 66 B "
-              "frames). With 2 PMDs both cores each poll a copy of p0 and "
+              "frames); `vxlan`: the `pcap` frames inside VXLAN (114 B "
+              "frames around 64 B ones, 1518 B around 1468 B; each inner "
+              "flow its own outer UDP source port). With 2 PMDs both cores "
+              "each poll a copy of p0 and "
               "send to the same port. Output `vhost`: the ports are "
-              "vhost-user ports whose guest, dpdk-testpmd on the other core, "
-              "receives and drops. Command: `python3 bench/forwarding.py "
-              "--source SRC --size N [--pmds 2] [--sink vhost]`.\n")
+              "vhost-user ports whose guest, dpdk-testpmd on core 0, "
+              "receives and drops, with as many queue pairs as PMDs (with 2 "
+              "PMDs core 0 runs a PMD and the guest). Command: `python3 "
+              "bench/forwarding.py --source SRC --size N [--pmds 2] "
+              "[--sink vhost]`.\n")
     md.append("| binary | frames | PMDs | output | config | cycles/packet | "
               "Mpps | ratio |")
     md.append("|---|---|---|---|---|---|---|---|")
@@ -181,6 +194,11 @@ def main():
             md.append(f"| {binary} | {source} {size} B | {pmds} | {sink} | "
                       f"{name} | {c:.1f} [{cmin:.1f}, {cmax:.1f}] | "
                       f"{mpps:.2f} | {r:.3f} [{rmin:.3f}, {rmax:.3f}] |")
+    for (source, size, pmds), grx in guest_rx.items():
+        md.append(f"\nWhat the {pmds}-queue guest received on each rx queue "
+                  f"({source} {size} B, {pmds} PMDs, all runs): " + "; ".join(
+                      f"{name} " + " / ".join(f"{n:,}" for n in counts)
+                      for name, counts in grx.items()) + ".")
     pair_ratios = [
         next(r["cycles"] for r in pairs
              if r["pair"] == i and r["binary"] == "awafs")
@@ -257,10 +275,12 @@ def main():
     md.append("\n## Targets\n")
     md.append("| target | measured | met |")
     md.append("|---|---|---|")
-    md.append(f"| awafs adaptive 4q, 64 B ≤ 1.10× no QoS (stretch 1.05×) | "
+    md.append(f"| awafs adaptive 4q, 64 B, 1 PMD: ≤ 1.10× no QoS without "
+              f"header, ≤ 1.20× with | "
               f"{ratio:.2f}× without header, {ratio_hdr:.2f}× with header | "
               f"{'yes' if ratio <= TARGETS['ratio'] else 'no'} without "
-              f"header, {'yes' if ratio_hdr <= TARGETS['ratio'] else 'no'} "
+              f"header, "
+              f"{'yes' if ratio_hdr <= TARGETS['ratio_hdr'] else 'no'} "
               f"with |")
     md.append(f"| two PMDs sending to one awafs port: ≤ 1.15× the cycles "
               f"per delivered packet of no QoS with the same threads | "
@@ -277,6 +297,26 @@ def main():
     md.append(f"| toward a guest (vhost-user): cost per packet as a ratio "
               f"to no QoS on the same port type | {ratio_vhost[0]:.2f}× "
               f"without header, {ratio_vhost[1]:.2f}× with | — |")
+    vhost2 = {name: forwarding.summary(fwd_rows("awafs", "null", 64, 2,
+                                                "vhost"), name)[3]
+              for name in ("no-qos", "awafs-adaptive-4q")}
+    grx = guest_rx.get(("null", 64, 2), {}).get("awafs-adaptive-4q", [])
+    md.append(f"| toward a 2-queue guest, 2 PMDs: Mpps delivered with and "
+              f"without awafs, the guest's rx queues | "
+              f"{vhost2['awafs-adaptive-4q']:.2f} vs "
+              f"{vhost2['no-qos']:.2f} Mpps "
+              f"({vhost2['awafs-adaptive-4q'] / vhost2['no-qos']:.2f}×); "
+              f"with awafs {' / '.join(f'{n:,}' for n in grx)} packets | — |")
+
+    def added(source, size):
+        rows = fwd_rows("awafs", source, size)
+        return (forwarding.summary(rows, "awafs-adaptive-4q")[0]
+                - forwarding.summary(rows, "no-qos")[0])
+    md.append(f"| the inner parse of tunnelled frames | awafs adds "
+              f"{added('vxlan', 114):.1f} cycles/packet to 114 B VXLAN "
+              f"frames, {added('pcap', 64):.1f} to the same 64 B frames "
+              f"untunnelled; {added('vxlan', 1518):.1f} to 1518 B VXLAN, "
+              f"{added('pcap', 1518):.1f} to 1518 B untunnelled | — |")
     md.append(f"| recalculation never on a PMD; ≤ 50 µs per port for a 64k "
               f"window | dedicated `awafs` thread; {recalc_64k:.1f} µs "
               f"(histogram, default), {recalc_64k_exact:.0f} µs (exact) | "

@@ -89,6 +89,14 @@ class Guest:
                 got.setdefault(queue, []).append(line.split()[0][4:].lower())
         return got
 
+    def received_by_stream(self):
+        """{(port, rx queue): packets received} from the statistics testpmd
+        logs when it stops with more than one queue (after stop())."""
+        return {(int(port), int(queue)): int(rx) for port, queue, rx in
+                re.findall(r"Forward Stats for RX Port= *(\d+)/Queue= *(\d+)"
+                           r".*\n *RX-packets: (\d+)",
+                           Path(self.log).read_text())}
+
     def stop(self, sig=signal.SIGTERM):
         """Stops testpmd with 'sig' (SIGKILL: a guest that vanishes)."""
         if self.proc and self.proc.poll() is None:
