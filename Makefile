@@ -61,8 +61,12 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 TSAN_BIN := $(B)/tsan/stress-core
 
 AGENT := $(B)/host-agent
+# The AWAFS option's constants, from their one definition in lib/awafs.h.
+AWAFS_OPT_DEFS := $(shell sed -n \
+	's/^\#define \(AWAFS_OPT_[A-Z_]*\|AWAFS_BYTES_SENT_MAX\) *\([0-9a-fx]*\).*/-D\1=\2/p' \
+	lib/awafs.h)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
-	-I$(AGENT)
+	-I$(AGENT) $(AWAFS_OPT_DEFS)
 
 OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
@@ -133,12 +137,12 @@ $(AGENT)/vmlinux.h:
 	@mkdir -p $(@D)
 	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(AGENT)/%.bpf.o: host-agent/%.bpf.c $(AGENT)/vmlinux.h
+$(AGENT)/%.bpf.o: host-agent/%.bpf.c $(AGENT)/vmlinux.h lib/awafs.h
 	clang $(BPF_CFLAGS) -c $< -o $@
 
 # Test helpers (tests/test_host_agent.py): a program that fills the TCP
 # option space, and a lying end host.
-$(AGENT)/%.bpf.o: tests/bpf/%.bpf.c $(AGENT)/vmlinux.h
+$(AGENT)/%.bpf.o: tests/bpf/%.bpf.c $(AGENT)/vmlinux.h lib/awafs.h
 	clang $(BPF_CFLAGS) -c $< -o $@
 
 $(AGENT)/%.skel.h: $(AGENT)/%.bpf.o
@@ -230,7 +234,7 @@ bench: setup build
 # (read only; new finds go to build/fuzz/new-TARGET) and, for the parser,
 # the seeds of make_seeds.py.  docs/testing.md says how to fold finds back.
 fuzz: setup $(FUZZ_BINS)
-	$(VENV)/bin/python tests/fuzz/make_seeds.py $(B)/fuzz/seeds-hdr
+	$(VENV)/bin/python -m tests.fuzz.make_seeds $(B)/fuzz/seeds-hdr
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(B)/fuzz/new-$$t; \
 		echo "fuzz-$$t: $(FUZZ_RUNS) inputs"; \

@@ -53,15 +53,20 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#define AWAFS_KIND 253
-#define AWAFS_EXID 0x4157
-#define OPT_LEN 8               /* bytes-sent */
-#define OPT_COMPLETED 4         /* + this message's size */
-#define OPT_PREVIOUS 8          /* + previous message's size and end */
-#define OPT_KARUNA 4            /* + the Karuna word */
+/* The option's wire format comes from lib/awafs.h, its one definition
+ * (the Makefile passes its AWAFS_OPT_* lines as -D flags: a BPF program
+ * cannot include the core's header beside vmlinux.h). */
+#ifndef AWAFS_OPT_KIND
+#error "build with the AWAFS_OPT_* flags the Makefile reads from lib/awafs.h"
+#endif
+#define OPT_LEN AWAFS_OPT_LEN   /* bytes-sent */
+#define OPT_COMPLETED (AWAFS_OPT_LEN_COMPLETED - AWAFS_OPT_LEN)
+                                /* + this message's size */
+#define OPT_PREVIOUS AWAFS_OPT_PREV_LEN /* + previous message's size, end */
+#define OPT_KARUNA AWAFS_OPT_KARUNA_LEN /* + the Karuna word */
 #define OPT_LEN_MAX (OPT_LEN + OPT_COMPLETED + OPT_PREVIOUS + OPT_KARUNA)
-#define COMPLETED_BIT 0x80000000u
-#define SENT_MAX 0x7fffffffu
+#define COMPLETED_BIT AWAFS_OPT_COMPLETED_BIT
+#define SENT_MAX AWAFS_BYTES_SENT_MAX
 #define TCPHDR_FIN 0x01
 #define TCPHDR_PSH 0x08
 #define ENOSPC 28
@@ -332,9 +337,9 @@ write(struct bpf_sock_ops *skops)
     completed = st->w_completed;
     previous = st->w_previous;
     word = st->w_sent > SENT_MAX ? SENT_MAX : st->w_sent;
-    opt[0] = AWAFS_KIND;
+    opt[0] = AWAFS_OPT_KIND;
     opt[1] = len;
-    *(__be16 *) &opt[2] = bpf_htons(AWAFS_EXID);
+    *(__be16 *) &opt[2] = bpf_htons(AWAFS_OPT_EXID);
     *(__be32 *) &opt[4] = bpf_htonl(word | (completed ? COMPLETED_BIT : 0));
     if (completed) {
         *(__be32 *) &opt[off] = bpf_htonl(st->w_size);

@@ -45,7 +45,6 @@
 #define TCP_OPT_MSS 2
 #define TCP_OPT_MSS_LEN 4
 
-#define AWAFS_COMPLETED_BIT 0x80000000u
 
 static inline uint16_t
 rd16(const uint8_t *p)
@@ -127,8 +126,8 @@ parse_tcp_options(const uint8_t *opt, const uint8_t *end,
                 return AWAFS_PARSE_MALFORMED;
             }
             word = rd32(opt + 4);
-            hdr->completed = (word & AWAFS_COMPLETED_BIT) != 0;
-            hdr->bytes_sent = word & ~AWAFS_COMPLETED_BIT;
+            hdr->completed = (word & AWAFS_OPT_COMPLETED_BIT) != 0;
+            hdr->bytes_sent = word & ~AWAFS_OPT_COMPLETED_BIT;
             /* 8 or 12 bytes by the completed bit, + 8 with a report of
              * the previous message, + 4 with the Karuna word, last. */
             base = hdr->completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
@@ -488,7 +487,7 @@ awafs_opt_encode(uint8_t *buf, uint64_t bytes_sent, bool completed,
     buf[0] = AWAFS_OPT_KIND;
     buf[1] = len;
     wr16(buf + 2, AWAFS_OPT_EXID);
-    wr32(buf + 4, sent | (completed ? AWAFS_COMPLETED_BIT : 0));
+    wr32(buf + 4, sent | (completed ? AWAFS_OPT_COMPLETED_BIT : 0));
     if (completed) {
         if (flow_size < sent) {
             flow_size = sent;

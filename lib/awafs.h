@@ -47,6 +47,8 @@
 
 /* ---- End-host header (docs/header.md) ---- */
 
+/* The option's wire format, defined once: end-host tools read these lines
+ * as they are (docs/header.md), so each stays "#define NAME NUMBER". */
 #define AWAFS_OPT_KIND 253          /* RFC 6994 experimental option. */
 #define AWAFS_OPT_KIND_ALT 254      /* Also accepted by the parser. */
 #define AWAFS_OPT_EXID 0x4157       /* 16-bit ExID, "AW". */
@@ -54,6 +56,7 @@
 #define AWAFS_OPT_LEN_COMPLETED 12  /* Segment that completes the flow. */
 #define AWAFS_OPT_PREV_LEN 8        /* Added by a previous message's report. */
 #define AWAFS_OPT_KARUNA_LEN 4      /* Added by the flow's Karuna word. */
+#define AWAFS_OPT_COMPLETED_BIT 0x80000000u /* Of the bytes-sent word. */
 #define AWAFS_BYTES_SENT_MAX 0x7fffffffu  /* 31-bit field, saturates. */
 #define AWAFS_FLOW_SIZE_MAX 0xffffffffu   /* 32-bit field, saturates. */
 

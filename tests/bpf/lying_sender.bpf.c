@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Test helper: a lying end host.  Writes a well-formed AWAFS option that
  * always claims 0 bytes sent, on every data segment, so that with
- * trust=host its flows would never be demoted. */
+ * trust=host its flows would never be demoted.  The option's constants
+ * are lib/awafs.h's (-D flags from the Makefile). */
 
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -17,8 +18,8 @@ struct awafs_opt {
 SEC("sockops")
 int lying_sender(struct bpf_sock_ops *skops)
 {
-    struct awafs_opt opt = { .kind = 253, .len = 8,
-                             .exid = bpf_htons(0x4157), .word = 0 };
+    struct awafs_opt opt = { .kind = AWAFS_OPT_KIND, .len = AWAFS_OPT_LEN,
+                             .exid = bpf_htons(AWAFS_OPT_EXID), .word = 0 };
 
     switch (skops->op) {
     case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
