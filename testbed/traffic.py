@@ -7,33 +7,50 @@ upcall error (a finite net_pcap replay starts before the port is
 registered)."""
 
 import os
+import re
 import select
 import socket
 import struct
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
 
-AWAFS_KIND, AWAFS_EXID = 253, 0x4157
+CORE_HEADER = Path(__file__).resolve().parent.parent / "lib" / "awafs.h"
+
+
+def core_constants():
+    """The numeric #defines of lib/awafs.h, the one definition of the
+    option's wire format (which the BPF programs take too)."""
+    return {name: int(value, 0) for name, value in re.findall(
+        r"^#define (AWAFS_\w+) +(0x[0-9a-fA-F]+|\d+)u?\b",
+        CORE_HEADER.read_text(), re.M)}
+
+
+_CORE = core_constants()
+AWAFS_KIND, AWAFS_EXID = _CORE["AWAFS_OPT_KIND"], _CORE["AWAFS_OPT_EXID"]
+SENT_MAX = _CORE["AWAFS_BYTES_SENT_MAX"]
+SIZE_MAX = _CORE["AWAFS_FLOW_SIZE_MAX"]
+COMPLETED_BIT = _CORE["AWAFS_OPT_COMPLETED_BIT"]
 ETH_P_ALL = 0x0003
 # Preamble, inter-frame gap and FCS: what each frame costs the wire beyond
-# its bytes (lib/awafs.h AWAFS_WIRE_OVERHEAD, which the shaper charges).
-WIRE_OVERHEAD = 24
+# its bytes, which the shaper charges.
+WIRE_OVERHEAD = _CORE["AWAFS_WIRE_OVERHEAD"]
 
 
 def awafs_option(bytes_sent, flow_size=None, prev=None, karuna=None):
     """The AWAFS TCP option (docs/header.md) as a scapy option tuple;
     'prev' is the previous message's (size, end sequence number), 'karuna'
     the flow's Karuna word (deadline ms << 20 | size KB)."""
-    sent = min(bytes_sent, 0x7FFFFFFF)
+    sent = min(bytes_sent, SENT_MAX)
     body = struct.pack("!HI", AWAFS_EXID, sent if flow_size is None
-                       else sent | 1 << 31)
+                       else sent | COMPLETED_BIT)
     if flow_size is not None:
-        body += struct.pack("!I", min(flow_size, 0xFFFFFFFF))
+        body += struct.pack("!I", min(flow_size, SIZE_MAX))
     if prev is not None:
         body += struct.pack("!II", *prev)
     if karuna is not None:
@@ -171,7 +188,7 @@ def parse_frame(data):
     sent = None
     for kind, value in tcp.options:
         if kind == AWAFS_KIND and isinstance(value, bytes) and len(value) >= 6:
-            sent = struct.unpack("!I", value[2:6])[0] & 0x7FFFFFFF
+            sent = struct.unpack("!I", value[2:6])[0] & SENT_MAX
     tos = l3.tos if IP in pkt else l3.tc
     return tcp.sport, tcp.seq, sent, tos
 

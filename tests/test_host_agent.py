@@ -12,6 +12,7 @@ from conftest import REPO
 from endhosts import (AGENT, PCTS, agent, counters, learned, nearest_rank,
                       transfer)
 from testbed.hosts import cgroup2_root
+from testbed.traffic import AWAFS_KIND, SENT_MAX
 
 
 SIZES = [1000 + (7919 * i) % 40000 for i in range(60)]
@@ -76,9 +77,9 @@ def test_per_segment_mode_gives_exact_bytes_sent(hosts, qos, cgroup,
             continue
         pos = tcp.seq - isn
         msg = max(i for i, s in enumerate(starts) if s <= pos)
-        opt = dict((k, v) for k, v in tcp.options if k == 253)[253]
+        opt = dict(tcp.options)[AWAFS_KIND]
         word = int.from_bytes(opt[2:6], "big")
-        assert word & 0x7fffffff == pos - starts[msg], (pos, word)
+        assert word & SENT_MAX == pos - starts[msg], (pos, word)
         checked += 1
     assert checked >= sum(sizes) // 1448
 

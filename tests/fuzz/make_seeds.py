@@ -8,7 +8,7 @@ import struct
 import sys
 from pathlib import Path
 
-KIND, EXID = 253, 0x4157
+from testbed.traffic import AWAFS_EXID as EXID, AWAFS_KIND as KIND
 
 
 def awafs_option(sent, size=None, prev=None, karuna=None):
