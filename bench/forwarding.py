@@ -8,8 +8,9 @@ frames that carry the AWAFS option, one in ten a completion ("karuna": and
 a Karuna word, a third each of deadline, known-size and unknown-size
 flows; "vxlan": the pcap frames inside VXLAN, 50 bytes more); frames are
 64 or 1518 bytes (the Karuna word makes them 66; VXLAN frames are 114 or
-1518 bytes, around 64- or 1468-byte TCP frames).  A run measures each configuration in turn for a short slice
-(the OpenFlow rule sends p0's frames to its port; then the PMD statistics are
+1518 bytes, around 64- or 1468-byte TCP frames).  A run measures each
+configuration in turn for a short slice (the OpenFlow rule sends p0's
+frames to its port; then the PMD statistics are
 cleared, and after 'seconds' 'avg processing cycles per packet' and the
 packet rate are read), and a configuration's ratio is to the no-QoS slice of
 the same run, a second or so apart.  Only p0 is polled.  This machine's
@@ -43,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from testbed.ovs_sandbox import OvsSandbox  # noqa: E402
-from testbed.switch import wait_until  # noqa: E402
+from testbed.switch import tx_packets, wait_until  # noqa: E402
 from testbed.vhost import Guest, add_vhost_port  # noqa: E402
 
 CONFIGS = {
@@ -119,14 +120,6 @@ def route(sb, ofport):
     for in_port in (1, 99):
         sb.ofctl("add-flow", "br0",
                  f"in_port={in_port},actions=output:{ofport}")
-
-
-def tx_packets(sb, ofport):
-    """What OpenFlow port 'ofport' has transmitted: counted where packets
-    leave the port (its netdev's tx counter), not where the PMDs read
-    them."""
-    out = sb.ofctl("dump-ports", "br0", str(ofport))
-    return int(re.search(r"tx pkts=(\d+)", out).group(1))
 
 
 def measure(sb, seconds, ofport):

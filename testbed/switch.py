@@ -9,8 +9,8 @@ import time
 from contextlib import contextmanager
 
 from testbed.ovs_sandbox import OvsSandbox
-from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
-                             tcp_frame)
+from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, VethPair,
+                             parse_frame, tcp_frame)
 
 
 def wait_until(cond, timeout, step=0.05):
@@ -23,24 +23,28 @@ def wait_until(cond, timeout, step=0.05):
     return cond()
 
 
+def tx_packets(sb, ofport, bridge="br0"):
+    """What OpenFlow port 'ofport' has transmitted: counted where packets
+    leave the port (its netdev's tx counter), not where the PMDs read
+    them."""
+    out = sb.ofctl("dump-ports", bridge, str(ofport))
+    return int(re.search(r"tx pkts=(\d+)", out).group(1))
+
+
 def wire_rate_shares(sb, ofport, rate, size, bridge="br0"):
     """What OpenFlow port 'ofport' sends of 'rate' (bit/s of wire: each
-    'size'-byte frame plus its 24 bytes of preamble, inter-frame gap and
-    FCS), counted at the port over 2 s: up to three measurements, until
-    one is within 2 % under.  A PMD that another process preempts for
-    longer than the shaper's burst loses rate, never gains it, so each
+    'size'-byte frame plus its WIRE_OVERHEAD bytes of preamble, inter-frame
+    gap and FCS), counted at the port over 2 s: up to three measurements,
+    until one is within 2 % under.  A PMD that another process preempts
+    for longer than the shaper's burst loses rate, never gains it, so each
     one is a bound from above and the best one from below."""
-    def sent():
-        out = sb.ofctl("dump-ports", bridge, str(ofport))
-        return int(re.search(r"tx pkts=(\d+)", out).group(1)), \
-            time.monotonic()
-
     shares = []
     for _ in range(3):
-        n0, t0 = sent()
+        n0, t0 = tx_packets(sb, ofport, bridge), time.monotonic()
         time.sleep(2)
-        n1, t1 = sent()
-        shares.append((n1 - n0) / (rate / 8 / (size + 24) * (t1 - t0)))
+        n1, t1 = tx_packets(sb, ofport, bridge), time.monotonic()
+        shares.append((n1 - n0)
+                      / (rate / 8 / (size + WIRE_OVERHEAD) * (t1 - t0)))
         if shares[-1] >= 0.98:
             break
     return shares

@@ -1,7 +1,7 @@
 """The queueing send path in set-ups other than tests/test_send_path.py's
 switch (issue 11): two PMD threads sharing the one tx queue of an AWAFS
-port, per-port mempools, and a port shaped to its link.  Each test runs its own sandboxed switch (on AWAFS_TEST_VSWITCHD if
-set)."""
+port, per-port mempools, and a port shaped to its link.  Each test runs
+its own sandboxed switch (on AWAFS_TEST_VSWITCHD if set)."""
 
 import os
 import re
@@ -9,8 +9,8 @@ import time
 
 from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
 from testbed.switch import two_pmds_to, wait_until, wire_rate_shares
-from testbed.traffic import (Capture, RawPort, VethPair, parse_frame,
-                             tcp_frame)
+from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, VethPair,
+                             parse_frame, tcp_frame)
 
 
 VSWITCHD = os.environ.get("AWAFS_TEST_VSWITCHD")    # As in conftest.
@@ -153,5 +153,6 @@ def test_unshaped_port_is_shaped_to_its_link():
     assert queues[0]["dropped-packets"] == "0"
     high, low = (int(queues[q]["sojourn-max-us"]) for q in (0, 1))
     # The low queue: a full buffer (1024 frames) at 10 Gb/s is 1.26 ms.
-    assert low >= 1024 * (size + 24) * 8 / link * 1e6 * 0.9, queues
+    assert low >= 1024 * (size + WIRE_OVERHEAD) * 8 / link * 1e6 * 0.9, \
+        queues
     assert high < low / 2, queues
