@@ -45,7 +45,6 @@
 #define TCP_OPT_MSS 2
 #define TCP_OPT_MSS_LEN 4
 
-
 static inline uint16_t
 rd16(const uint8_t *p)
 {

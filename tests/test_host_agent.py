@@ -244,7 +244,7 @@ def test_dctcp_reacts_to_ce_in_proportion(hosts, qos, cgroup, dctcp):
     # alpha learned a marked fraction below 1 (classic ECN acts as if 1) ...
     assert 0 < learned_alpha < 1024
     # ... and a reduction took less than half of the window (what the
-    # kernel did with it: test_dctcp_window_follows_a_known_ce_fraction).
+    # kernel did with it: test_dctcp_cuts_the_window_as_the_kernel_sees_it).
     assert cwnd // 2 <= ssthresh < cwnd
     _, details, queues = qos.qos_show("p2")
     assert int(details["ecn-marks"]) > 0
@@ -289,9 +289,9 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
     whose initial sequence number was "before" 0: its first window was
     set before the connection had sequence numbers, and never ended); one
     whose alpha stuck at 0 would not cut at all.  (A fixed marked
-    fraction p, from a tc program, was
-    tried: below one mark per window the kernel's once-per-window CWR
-    state, not alpha, sets the window, and the cuts round to nothing.)"""
+    fraction p, from a tc program, was tried: below one mark per window
+    the kernel's once-per-window CWR state, not alpha, sets the window,
+    and the cuts round to nothing.)"""
     qos.update_awafs("p2", queues=2, mode="static", thresholds=10 ** 9,
                      percentiles=50, **{"max-rate": 20000000,
                                         "ecn-threshold": 20})
