@@ -39,7 +39,7 @@ OFPEXT_FILES := ofproto-ext/awafs-ofp.c ofproto-ext/awafs-ofp.h \
 
 # The awafs QoS type of netdev-dpdk (netdev-ext/), compiled by OVS in its
 # lib/; the series adds it to lib/automake.mk.
-NETDEVEXT_FILES := $(wildcard netdev-ext/*.c)
+NETDEVEXT_FILES := $(wildcard netdev-ext/*.c netdev-ext/*.def)
 
 # OVS's own warning set, so that the core compiles cleanly inside OVS too.
 CORE_CFLAGS := -std=gnu11 -O2 -g -pthread -Werror -Wall -Wextra \

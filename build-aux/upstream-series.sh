@@ -34,7 +34,7 @@ for p in $(grep -v '^[[:space:]]*#' "$top/ovs-patches/series"); do
         lib-Build-the-AWAFS-core-*)
             cp "$top"/lib/awafs*.[ch] lib/ ;;
         netdev-dpdk-Add-the-awafs-QoS-type*)
-            cp "$top"/netdev-ext/*.c lib/ ;;
+            cp "$top"/netdev-ext/*.c "$top"/netdev-ext/*.def lib/ ;;
         ofproto-ovs-ofctl-Add-NXST_AWAFS-*)
             cp "$top"/ofproto-ext/awafs-ofp.[ch] \
                "$top"/ofproto-ext/awafs-props.def lib/ ;;

@@ -63,11 +63,6 @@ VLOG_DEFINE_THIS_MODULE(netdev_dpdk_awafs);
  * (seen by the switch's flow table) is split again by what it has left
  * (known size) or restarts at the top of the sieve (unknown size). */
 
-#define AWAFS_DEFAULT_N_QUEUES 4
-#define AWAFS_DEFAULT_BUFFER 1024       /* Packets. */
-#define AWAFS_MAX_BUFFER 65536          /* Well below any mempool. */
-#define AWAFS_MAX_RATE 400000000000ULL  /* bit/s. */
-#define AWAFS_MAX_PERIOD_MS 60000
 #define AWAFS_MIN_BURST (2 * (1518 + AWAFS_WIRE_OVERHEAD)) /* Two frames. */
 #define AWAFS_LINK_BURST_US 50          /* Shaped to the link: its burst. */
 #define AWAFS_HISTORY_LEN 64
@@ -92,7 +87,39 @@ enum awafs_tardy {
     AWAFS_TARDY_TFS_PLUS,       /* To queue 0 below 'tardy-limit' bytes. */
 };
 
+/* The keys of other_config, from their table (netdev-dpdk-awafs-keys.def). */
+enum awafs_key_type {
+    AWAFS_KEY_UINT,             /* An integer in [min, max]. */
+    AWAFS_KEY_ENUM,             /* One of 'choices'. */
+    AWAFS_KEY_BYTES,            /* Byte counts, one per threshold. */
+    AWAFS_KEY_PCT,              /* Percentiles, one per threshold. */
+};
+
+enum awafs_key_id {
+#define AWAFS_QOS_KEY(ID, NAME, TYPE, MIN, MAX, CHOICES, DEFAULT, DOC) \
+    AWAFS_KEY_##ID,
+#include "netdev-dpdk-awafs-keys.def"
+#undef AWAFS_QOS_KEY
+    AWAFS_N_KEYS
+};
+
+#define AWAFS_CHOICES(...) ((const char *const []) { __VA_ARGS__, NULL })
+
+static const struct awafs_key {
+    const char *name;
+    enum awafs_key_type type;
+    unsigned long long int min, max;
+    const char *const *choices;     /* AWAFS_KEY_ENUM: NULL-terminated. */
+    const char *def;                /* As written; not a number: computed. */
+} awafs_keys[AWAFS_N_KEYS] = {
+#define AWAFS_QOS_KEY(ID, NAME, TYPE, MIN, MAX, CHOICES, DEFAULT, DOC) \
+    [AWAFS_KEY_##ID] = { NAME, AWAFS_KEY_##TYPE, MIN, MAX, CHOICES, DEFAULT },
+#include "netdev-dpdk-awafs-keys.def"
+#undef AWAFS_QOS_KEY
+};
+
 struct awafs_qos_params {
+    uint64_t key[AWAFS_N_KEYS]; /* Each key's value, an ENUM's index. */
     uint32_t n_queues;          /* The port's queues. */
     struct awafs_config core;   /* The sieve's: the queues below queue 0
                                  * with 'karuna', else all of them. */
@@ -262,59 +289,123 @@ awafs_qos_cast(const struct qos_conf *conf)
 
 /* ---- Configuration ---- */
 
-static const char *const awafs_keys[] = {
-    "queues", "mode", "thresholds", "percentiles", "window-ms",
-    "interval-ms", "min-samples", "window-type", "window-capacity",
-    "max-rate", "buffer", "ecn-threshold", "ecn-mode", "max-wait-us",
-    "default-queue", "trust", "idle-us", "flow-table-size",
-    "completion-ring-size", "completion-rate-limit", "tardy", "tardy-limit",
-    "karuna", "size-thresholds", "size-percentiles", "aging",
-    "aging-min-timeouts", "aging-max-timeouts", "rto-min-us", "tunnel",
-};
-
-/* Parses optional integer 'key' of 'details' into '*value' (left alone if
- * absent).  Returns an error message or NULL. */
 static char *
-awafs_parse_uint(const struct smap *details, const char *key,
-                 unsigned long long int min, unsigned long long int max,
-                 uint64_t *value)
+awafs_range_error(const struct awafs_key *k, const char *s,
+                  unsigned long long int max)
 {
-    const char *s = smap_get(details, key);
-    unsigned long long int v;
+    return xasprintf("%s: \"%s\" is not an integer between %llu and %llu",
+                     k->name, s, k->min, max);
+}
 
-    if (!s) {
-        return NULL;
+/* "KEY: "S" is neither "a" nor "b"", or "is not "a", "b" or "c"". */
+static char *
+awafs_choice_error(const struct awafs_key *k, const char *s)
+{
+    struct ds msg = DS_EMPTY_INITIALIZER;
+    size_t n = 0;
+
+    while (k->choices[n]) {
+        n++;
     }
-    if (!str_to_ullong(s, 10, &v) || v < min || v > max) {
-        return xasprintf("%s: \"%s\" is not an integer between %llu and "
-                         "%llu", key, s, min, max);
+    ds_put_format(&msg, "%s: \"%s\" is %s", k->name, s,
+                  n == 2 ? "neither " : "not ");
+    for (size_t i = 0; i < n; i++) {
+        ds_put_format(&msg, "%s\"%s\"",
+                      (!i ? "" : i < n - 1 ? ", " : n == 2 ? " nor " : " or "),
+                      k->choices[i]);
     }
-    *value = v;
+    return ds_steal_cstr(&msg);
+}
+
+/* Parses every UINT and ENUM key of 'details' into 'value' (an ENUM as the
+ * index of its choice), in the table's order; an absent key takes its
+ * default, except a UINT whose default is computed, which is left alone.
+ * Returns an error message or NULL. */
+static char *
+awafs_parse_scalars(const struct smap *details,
+                    uint64_t value[AWAFS_N_KEYS])
+{
+    for (size_t i = 0; i < AWAFS_N_KEYS; i++) {
+        const struct awafs_key *k = &awafs_keys[i];
+        const char *s = smap_get(details, k->name);
+        unsigned long long int v;
+        size_t c;
+
+        switch (k->type) {
+        case AWAFS_KEY_UINT:
+            if (!s) {
+                if (str_to_ullong(k->def, 10, &v)) {
+                    value[i] = v;
+                }
+            } else if (!str_to_ullong(s, 10, &v) || v < k->min
+                       || v > k->max) {
+                return awafs_range_error(k, s, k->max);
+            } else {
+                value[i] = v;
+            }
+            break;
+        case AWAFS_KEY_ENUM:
+            s = s ? s : k->def;
+            for (c = 0; k->choices[c] && strcmp(s, k->choices[c]); c++) {
+                continue;
+            }
+            if (!k->choices[c]) {
+                return awafs_choice_error(k, s);
+            }
+            value[i] = c;
+            break;
+        case AWAFS_KEY_BYTES:
+        case AWAFS_KEY_PCT:
+            break;              /* Their count depends on other keys. */
+        }
+    }
     return NULL;
 }
 
-/* Parses optional "on"/"off" 'key' of 'details' into '*value' (false if
- * absent).  Returns an error message or NULL. */
-static char *
-awafs_parse_on_off(const struct smap *details, const char *key, bool *value)
+/* The name of the choice that ENUM key 'id' has in 'p'. */
+static const char *
+awafs_key_choice(const struct awafs_qos_params *p, enum awafs_key_id id)
 {
-    const char *s = smap_get_def(details, key, "off");
-
-    if (strcmp(s, "on") && strcmp(s, "off")) {
-        return xasprintf("%s: \"%s\" is neither \"on\" nor \"off\"", key,
-                         s);
-    }
-    *value = !strcmp(s, "on");
-    return NULL;
+    return awafs_keys[id].choices[p->key[id]];
 }
 
-/* Parses the comma-separated list 'key' of 'n' values: byte counts into
- * 'bytes', or percentiles in (0, 100) into 'pct_milli' (1/1000 %). */
-static char *
-awafs_parse_list(const struct smap *details, const char *key, uint32_t n,
-                 uint64_t *bytes, uint32_t *pct_milli)
+static bool
+awafs_key_is(const struct awafs_qos_params *p, enum awafs_key_id id,
+             const char *choice)
 {
-    const char *s = smap_get(details, key);
+    return !strcmp(awafs_key_choice(p, id), choice);
+}
+
+/* Refuses UINT key 'id', if 'details' sets it, above 'max', a bound that
+ * another key sets. */
+static char *
+awafs_key_at_most(const struct smap *details,
+                  const struct awafs_qos_params *p, enum awafs_key_id id,
+                  uint64_t max)
+{
+    const char *s = smap_get(details, awafs_keys[id].name);
+
+    return (s && p->key[id] > max
+            ? awafs_range_error(&awafs_keys[id], s, max) : NULL);
+}
+
+/* Whether list key 'id' configures the thresholds of flows of known size
+ * (karuna=on), not the sieve's. */
+static bool
+awafs_key_is_size(enum awafs_key_id id)
+{
+    return id == AWAFS_KEY_SIZE_THRESHOLDS || id == AWAFS_KEY_SIZE_PERCENTILES;
+}
+
+/* Parses list key 'id' of 'details', if set, into its thresholds in 'p':
+ * 'n' byte counts or percentiles in (0, 100), kept in 1/1000 %. */
+static char *
+awafs_parse_list(const struct smap *details, struct awafs_qos_params *p,
+                 enum awafs_key_id id, uint32_t n)
+{
+    const struct awafs_key *k = &awafs_keys[id];
+    struct awafs_config *cfg = awafs_key_is_size(id) ? &p->beta : &p->core;
+    const char *s = smap_get(details, k->name);
     char *copy, *save_ptr = NULL, *msg = NULL;
     uint32_t i = 0;
 
@@ -330,96 +421,57 @@ awafs_parse_list(const struct smap *details, const char *key, uint32_t n,
 
         if (msg || i >= n) {
             continue;           /* Only counting, for the message below. */
-        } else if (bytes) {
-            if (!str_to_ullong(tok, 10, &v) || v > AWAFS_FLOW_SIZE_MAX) {
-                msg = xasprintf("%s: \"%s\" is not a byte count (0 to %u)",
-                                key, tok, AWAFS_FLOW_SIZE_MAX);
+        } else if (k->type == AWAFS_KEY_BYTES) {
+            if (!str_to_ullong(tok, 10, &v) || v < k->min || v > k->max) {
+                msg = xasprintf("%s: \"%s\" is not a byte count (%llu to "
+                                "%llu)", k->name, tok, k->min, k->max);
             } else {
-                bytes[i] = v;
+                cfg->init_thr[i] = v;
             }
-        } else if (!str_to_double(tok, &d) || !(d > 0 && d < 100)
-                   || !(milli = d * 1000 + 0.5) || milli >= 100000) {
-            msg = xasprintf("%s: \"%s\" is not a percentile in (0, 100)",
-                            key, tok);
+        } else if (!str_to_double(tok, &d) || !(d > k->min && d < k->max)
+                   || !(milli = d * 1000 + 0.5) || milli >= k->max * 1000) {
+            msg = xasprintf("%s: \"%s\" is not a percentile in (%llu, %llu)",
+                            k->name, tok, k->min, k->max);
         } else {
-            pct_milli[i] = milli;
+            cfg->pct_milli[i] = milli;
         }
     }
     if (!msg && i != n) {
         msg = xasprintf("%s: %"PRIu32" queues need %"PRIu32" values, got "
-                        "%"PRIu32, key, n + 1, n, i);
+                        "%"PRIu32, k->name, n + 1, n, i);
     }
     free(copy);
     return msg;
 }
 
-/* Parses 'details' into 'p'.  Returns NULL if valid, otherwise a malloc()'d
- * message. */
+/* Parses 'details' into 'p': the keys' values, then what they mean.
+ * Returns NULL if valid, otherwise a malloc()'d message. */
 static char *
 awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
 {
     const struct smap_node *node;
-    uint64_t v;
-    const char *mode;
     const char *core_msg;
+    uint32_t sieve;
     char *msg;
 
     SMAP_FOR_EACH (node, details) {
         size_t i;
 
-        for (i = 0; i < ARRAY_SIZE(awafs_keys); i++) {
-            if (!strcmp(node->key, awafs_keys[i])) {
+        for (i = 0; i < AWAFS_N_KEYS; i++) {
+            if (!strcmp(node->key, awafs_keys[i].name)) {
                 break;
             }
         }
-        if (i == ARRAY_SIZE(awafs_keys)) {
+        if (i == AWAFS_N_KEYS) {
             return xasprintf("unknown key \"%s\"", node->key);
         }
     }
 
     memset(p, 0, sizeof *p);
-    v = AWAFS_DEFAULT_N_QUEUES;
-    msg = awafs_parse_uint(details, "queues", AWAFS_MIN_QUEUES,
-                           AWAFS_MAX_QUEUES, &v);
+    msg = awafs_parse_scalars(details, p->key);
     if (msg) {
         return msg;
     }
-    p->n_queues = v;
-    msg = awafs_parse_on_off(details, "karuna", &p->karuna);
-    if (msg) {
-        return msg;
-    }
-    if (p->karuna && p->n_queues < 3) {
-        return xasprintf("karuna: %"PRIu32" queues cannot hold the queue "
-                         "reserved for deadline flows and two for the others "
-                         "(queues must be at least 3)", p->n_queues);
-    }
-    /* With karuna, the queues below the deadline queue: 'v' - 1. */
-    v -= p->karuna;
-    awafs_config_default(&p->core, v);
-    awafs_config_default(&p->beta, v);
-
-    mode = smap_get_def(details, "mode", "adaptive");
-    if (!strcmp(mode, "static")) {
-        p->core.adaptive = false;
-    } else if (strcmp(mode, "adaptive")) {
-        return xasprintf("mode: \"%s\" is neither \"adaptive\" nor "
-                         "\"static\"", mode);
-    }
-
-    /* The histogram window is the default: fixed memory at any completion
-     * rate and a recalculation that does not grow with the window (see the
-     * AWAFS benchmark report). */
-    mode = smap_get_def(details, "window-type", "histogram");
-    if (!strcmp(mode, "histogram")) {
-        p->core.window_kind = AWAFS_WINDOW_HISTOGRAM;
-    } else if (!strcmp(mode, "exact")) {
-        p->core.window_kind = AWAFS_WINDOW_EXACT;
-    } else {
-        return xasprintf("window-type: \"%s\" is neither \"histogram\" "
-                         "nor \"exact\"", mode);
-    }
-
 #define AWAFS_PARSE(CALL)   \
     do {                    \
         msg = (CALL);       \
@@ -427,138 +479,101 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
             return msg;     \
         }                   \
     } while (0)
-    AWAFS_PARSE(awafs_parse_list(details, "thresholds", v - 1,
-                                 p->core.init_thr, NULL));
-    AWAFS_PARSE(awafs_parse_list(details, "percentiles", v - 1, NULL,
-                                 p->core.pct_milli));
+#define KEY(ID) (p->key[AWAFS_KEY_##ID])
+
+    p->n_queues = KEY(QUEUES);
+    p->karuna = awafs_key_is(p, AWAFS_KEY_KARUNA, "on");
+    if (p->karuna && p->n_queues < 3) {
+        return xasprintf("karuna: %"PRIu32" queues cannot hold the queue "
+                         "reserved for deadline flows and two for the others "
+                         "(queues must be at least 3)", p->n_queues);
+    }
+    /* With karuna, the sieve has the queues below the deadline queue. */
+    sieve = p->n_queues - p->karuna;
+    awafs_config_default(&p->core, sieve);
+    awafs_config_default(&p->beta, sieve);
+    AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_THRESHOLDS,
+                                 sieve - 1));
+    AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_PERCENTILES,
+                                 sieve - 1));
     if (p->karuna) {
-        AWAFS_PARSE(awafs_parse_list(details, "size-thresholds", v - 1,
-                                     p->beta.init_thr, NULL));
-        AWAFS_PARSE(awafs_parse_list(details, "size-percentiles", v - 1,
-                                     NULL, p->beta.pct_milli));
+        AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_SIZE_THRESHOLDS,
+                                     sieve - 1));
+        AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_SIZE_PERCENTILES,
+                                     sieve - 1));
     } else if (smap_get(details, "size-thresholds")
                || smap_get(details, "size-percentiles")) {
         return xstrdup("size-thresholds, size-percentiles: only with "
                        "karuna=on");
     }
 
-    v = p->core.window_us / 1000;
-    AWAFS_PARSE(awafs_parse_uint(details, "window-ms", 1,
-                                 AWAFS_MAX_PERIOD_MS, &v));
-    p->core.window_us = v * 1000;
-    v = p->core.interval_us / 1000;
-    AWAFS_PARSE(awafs_parse_uint(details, "interval-ms", 1,
-                                 AWAFS_MAX_PERIOD_MS, &v));
-    p->core.interval_us = v * 1000;
-    v = p->core.window_capacity;
-    AWAFS_PARSE(awafs_parse_uint(details, "window-capacity", 16, 1u << 24,
-                                 &v));
-    p->core.window_capacity = v;
-    v = p->core.ring_capacity;
-    AWAFS_PARSE(awafs_parse_uint(details, "completion-ring-size", 16,
-                                 AWAFS_RING_MAX_CAPACITY, &v));
-    p->core.ring_capacity = v;
-    v = p->core.min_samples;
-    AWAFS_PARSE(awafs_parse_uint(details, "min-samples", 1,
-                                 p->core.window_capacity, &v));
-    p->core.min_samples = v;
+    p->core.adaptive = awafs_key_is(p, AWAFS_KEY_MODE, "adaptive");
+    /* The histogram window is the default: fixed memory at any completion
+     * rate and a recalculation that does not grow with the window (see the
+     * AWAFS benchmark report). */
+    p->core.window_kind = (awafs_key_is(p, AWAFS_KEY_WINDOW_TYPE, "histogram")
+                           ? AWAFS_WINDOW_HISTOGRAM : AWAFS_WINDOW_EXACT);
+    p->core.window_us = KEY(WINDOW_MS) * 1000;
+    p->core.interval_us = KEY(INTERVAL_MS) * 1000;
+    p->core.window_capacity = KEY(WINDOW_CAPACITY);
+    p->core.ring_capacity = KEY(COMPLETION_RING_SIZE);
+    AWAFS_PARSE(awafs_key_at_most(details, p, AWAFS_KEY_MIN_SAMPLES,
+                                  p->core.window_capacity));
+    p->core.min_samples = KEY(MIN_SAMPLES);
 
-    AWAFS_PARSE(awafs_parse_uint(details, "max-rate", 0, AWAFS_MAX_RATE,
-                                 &p->max_rate));
+    p->max_rate = KEY(MAX_RATE);
     if (p->max_rate && p->max_rate < 8) {
         /* The shaper meters bytes: below one a second, it meters none. */
         return xasprintf("max-rate: %"PRIu64" bit/s is less than a byte a "
                          "second (0: shaped to the link)", p->max_rate);
     }
-    v = AWAFS_DEFAULT_BUFFER;
-    AWAFS_PARSE(awafs_parse_uint(details, "buffer", 1, AWAFS_MAX_BUFFER,
-                                 &v));
-    p->buffer = v;
-    v = 0;
-    AWAFS_PARSE(awafs_parse_uint(details, "ecn-threshold", 0, p->buffer,
-                                 &v));
-    p->ecn_threshold = v;
-    mode = smap_get_def(details, "ecn-mode", "port");
-    if (!strcmp(mode, "queue")) {
-        p->ecn_per_queue = true;
-    } else if (strcmp(mode, "port")) {
-        return xasprintf("ecn-mode: \"%s\" is neither \"port\" nor "
-                         "\"queue\"", mode);
-    }
-    v = 0;
-    AWAFS_PARSE(awafs_parse_uint(details, "max-wait-us", 0, 60000000, &v));
-    p->max_wait_us = v;
+    p->buffer = KEY(BUFFER);
+    AWAFS_PARSE(awafs_key_at_most(details, p, AWAFS_KEY_ECN_THRESHOLD,
+                                  p->buffer));
+    p->ecn_threshold = KEY(ECN_THRESHOLD);
+    p->ecn_per_queue = awafs_key_is(p, AWAFS_KEY_ECN_MODE, "queue");
+    p->max_wait_us = KEY(MAX_WAIT_US);
     /* The size of what a frame without the header belongs to is unknown:
      * at the top, one bulk sender without the agent (or any UDP flood)
      * would own the port. */
-    v = p->n_queues - 1;
-    AWAFS_PARSE(awafs_parse_uint(details, "default-queue", 0,
-                                 p->n_queues - 1, &v));
-    p->default_queue = v;
+    if (!smap_get(details, "default-queue")) {
+        KEY(DEFAULT_QUEUE) = p->n_queues - 1;
+    }
+    AWAFS_PARSE(awafs_key_at_most(details, p, AWAFS_KEY_DEFAULT_QUEUE,
+                                  p->n_queues - 1));
+    p->default_queue = KEY(DEFAULT_QUEUE);
     if (p->karuna && !p->default_queue) {
         return xstrdup("default-queue: queue 0 is reserved for deadline "
                        "flows with karuna=on");
     }
 
-    mode = smap_get_def(details, "trust", "host");
-    if (!strcmp(mode, "host")) {
-        p->trust = AWAFS_TRUST_HOST;
-    } else if (!strcmp(mode, "switch")) {
-        p->trust = AWAFS_TRUST_SWITCH;
-    } else if (!strcmp(mode, "verify")) {
-        p->trust = AWAFS_TRUST_VERIFY;
-    } else {
-        return xasprintf("trust: \"%s\" is not \"host\", \"switch\" or "
-                         "\"verify\"", mode);
-    }
-    /* Longer than Linux's 40 ms delayed-ACK timer, which can pause a
-     * sender after a PSH segment; request/response boundaries do not wait
-     * for it (lib/awafs-flowtab.c). */
-    v = 50000;
-    AWAFS_PARSE(awafs_parse_uint(details, "idle-us", 1, 60000000, &v));
-    p->idle_us = v;
-    v = 4096;
-    AWAFS_PARSE(awafs_parse_uint(details, "flow-table-size", 8, 1u << 20,
-                                 &v));
-    p->flow_table_size = v;
-    v = 0;
-    AWAFS_PARSE(awafs_parse_uint(details, "completion-rate-limit", 0,
-                                 1000000, &v));
-    p->completion_rate_limit = v;
+    p->trust = (awafs_key_is(p, AWAFS_KEY_TRUST, "host") ? AWAFS_TRUST_HOST
+                : awafs_key_is(p, AWAFS_KEY_TRUST, "switch")
+                ? AWAFS_TRUST_SWITCH : AWAFS_TRUST_VERIFY);
+    /* 'idle-us' is longer than Linux's 40 ms delayed-ACK timer, which can
+     * pause a sender after a PSH segment; request/response boundaries do
+     * not wait for it (lib/awafs-flowtab.c). */
+    p->idle_us = KEY(IDLE_US);
+    p->flow_table_size = KEY(FLOW_TABLE_SIZE);
+    p->completion_rate_limit = KEY(COMPLETION_RATE_LIMIT);
 
-    mode = smap_get_def(details, "tardy", "off");
-    if (!strcmp(mode, "off")) {
-        p->tardy = AWAFS_TARDY_OFF;
-    } else if (!strcmp(mode, "tfs")) {
-        p->tardy = AWAFS_TARDY_TFS;
-    } else if (!strcmp(mode, "tfs+")) {
-        p->tardy = AWAFS_TARDY_TFS_PLUS;
-    } else {
-        return xasprintf("tardy: \"%s\" is not \"off\", \"tfs\" or "
-                         "\"tfs+\"", mode);
-    }
+    p->tardy = (awafs_key_is(p, AWAFS_KEY_TARDY, "off") ? AWAFS_TARDY_OFF
+                : awafs_key_is(p, AWAFS_KEY_TARDY, "tfs") ? AWAFS_TARDY_TFS
+                : AWAFS_TARDY_TFS_PLUS);
     if (p->tardy != AWAFS_TARDY_OFF && p->trust == AWAFS_TRUST_HOST) {
         return xasprintf("tardy: \"%s\" needs trust=switch or trust=verify "
                          "(only the switch's flow table sees retransmissions)",
-                         mode);
+                         awafs_key_choice(p, AWAFS_KEY_TARDY));
     }
     if (p->tardy != AWAFS_TARDY_OFF && p->karuna) {
         return xasprintf("tardy: \"%s\" cannot go with karuna=on, which "
-                         "reserves queue 0 for deadline flows", mode);
+                         "reserves queue 0 for deadline flows",
+                         awafs_key_choice(p, AWAFS_KEY_TARDY));
     }
-    p->tardy_limit = 100000;
-    AWAFS_PARSE(awafs_parse_uint(details, "tardy-limit", 1,
-                                 AWAFS_FLOW_SIZE_MAX, &p->tardy_limit));
+    p->tardy_limit = KEY(TARDY_LIMIT);
+    p->tunnel = awafs_key_is(p, AWAFS_KEY_TUNNEL, "auto");
 
-    mode = smap_get_def(details, "tunnel", "auto");
-    if (!strcmp(mode, "auto")) {
-        p->tunnel = true;
-    } else if (strcmp(mode, "off")) {
-        return xasprintf("tunnel: \"%s\" is neither \"auto\" nor \"off\"",
-                         mode);
-    }
-
-    AWAFS_PARSE(awafs_parse_on_off(details, "aging", &p->aging));
+    p->aging = awafs_key_is(p, AWAFS_KEY_AGING, "on");
     if (p->aging && !p->karuna) {
         return xstrdup("aging: needs karuna=on");
     }
@@ -566,23 +581,16 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
         return xstrdup("aging: needs trust=switch or trust=verify (only the "
                        "switch's flow table sees timeouts)");
     }
-    /* Karuna's kappa: uniform in [2, 10] per flow. */
-    v = 2;
-    AWAFS_PARSE(awafs_parse_uint(details, "aging-min-timeouts", 1,
-                                 AWAFS_FLOWTAB_MAX_KAPPA, &v));
-    p->aging_min = v;
-    v = 10;
-    AWAFS_PARSE(awafs_parse_uint(details, "aging-max-timeouts", 1,
-                                 AWAFS_FLOWTAB_MAX_KAPPA, &v));
-    p->aging_max = v;
+    /* Karuna's kappa: uniform in [2, 10] per flow by default. */
+    p->aging_min = KEY(AGING_MIN_TIMEOUTS);
+    p->aging_max = KEY(AGING_MAX_TIMEOUTS);
     if (p->aging_min > p->aging_max) {
         return xasprintf("aging-min-timeouts: %"PRIu32" is above "
                          "aging-max-timeouts (%"PRIu32")", p->aging_min,
                          p->aging_max);
     }
-    v = AWAFS_FLOWTAB_RTO_MIN_US;
-    AWAFS_PARSE(awafs_parse_uint(details, "rto-min-us", 1, 60000000, &v));
-    p->rto_min_us = v;
+    p->rto_min_us = KEY(RTO_MIN_US);
+#undef KEY
 #undef AWAFS_PARSE
 
     /* The known sizes' window is the sieve's, with its own thresholds. */
@@ -615,40 +623,16 @@ awafs_thresholds_config_equal(const struct awafs_config *a,
             && !memcmp(a->init_thr, b->init_thr, n * sizeof a->init_thr[0]));
 }
 
+/* Whether 'a' and 'b' configure the same: everything else in them follows
+ * from their keys. */
 static bool
 awafs_params_equal(const struct awafs_qos_params *a,
                    const struct awafs_qos_params *b)
 {
-    return (a->n_queues == b->n_queues
-            && a->core.n_queues == b->core.n_queues
-            && a->karuna == b->karuna
-            && (!a->karuna
-                || awafs_thresholds_config_equal(&a->beta, &b->beta))
-            && a->aging == b->aging
-            && a->aging_min == b->aging_min
-            && a->aging_max == b->aging_max
-            && a->rto_min_us == b->rto_min_us
-            && a->core.adaptive == b->core.adaptive
+    return (!memcmp(a->key, b->key, sizeof a->key)
             && awafs_thresholds_config_equal(&a->core, &b->core)
-            && a->core.window_us == b->core.window_us
-            && a->core.interval_us == b->core.interval_us
-            && a->core.min_samples == b->core.min_samples
-            && a->core.window_kind == b->core.window_kind
-            && a->core.window_capacity == b->core.window_capacity
-            && a->core.ring_capacity == b->core.ring_capacity
-            && a->max_rate == b->max_rate
-            && a->buffer == b->buffer
-            && a->ecn_threshold == b->ecn_threshold
-            && a->ecn_per_queue == b->ecn_per_queue
-            && a->max_wait_us == b->max_wait_us
-            && a->default_queue == b->default_queue
-            && a->trust == b->trust
-            && a->idle_us == b->idle_us
-            && a->flow_table_size == b->flow_table_size
-            && a->completion_rate_limit == b->completion_rate_limit
-            && a->tardy == b->tardy
-            && a->tardy_limit == b->tardy_limit
-            && a->tunnel == b->tunnel);
+            && (!a->karuna
+                || awafs_thresholds_config_equal(&a->beta, &b->beta)));
 }
 
 /* The flow table's limit for tardy flows (awafs_flowtab_set_tardy()). */
@@ -1436,6 +1420,43 @@ awafs_qos_queue_stats(const struct awafs_qos *aq, uint32_t q,
     }
 }
 
+/* Whether key 'id' means anything with 'p': Karuna's keys only with
+ * karuna=on, the flow table's timeouts only when the switch counts. */
+static bool
+awafs_key_applies(const struct awafs_qos_params *p, enum awafs_key_id id)
+{
+    if (awafs_key_is_size(id) || id == AWAFS_KEY_AGING
+        || id == AWAFS_KEY_AGING_MIN_TIMEOUTS
+        || id == AWAFS_KEY_AGING_MAX_TIMEOUTS) {
+        return p->karuna;
+    }
+    return id != AWAFS_KEY_RTO_MIN_US || p->trust != AWAFS_TRUST_HOST;
+}
+
+/* Key 'id' of 'p' as other_config writes it. */
+static void
+awafs_format_key(struct ds *s, const struct awafs_qos_params *p,
+                 enum awafs_key_id id)
+{
+    const struct awafs_config *cfg = awafs_key_is_size(id) ? &p->beta
+                                                           : &p->core;
+
+    switch (awafs_keys[id].type) {
+    case AWAFS_KEY_UINT:
+        ds_put_format(s, "%"PRIu64, p->key[id]);
+        break;
+    case AWAFS_KEY_ENUM:
+        ds_put_cstr(s, awafs_key_choice(p, id));
+        break;
+    case AWAFS_KEY_BYTES:
+        awafs_format_u64_list(s, cfg->init_thr, cfg->n_queues - 1);
+        break;
+    case AWAFS_KEY_PCT:
+        awafs_format_pct_list(s, cfg->pct_milli, cfg->n_queues - 1);
+        break;
+    }
+}
+
 static int
 awafs_qos_get(const struct qos_conf *conf, struct smap *details)
 {
@@ -1450,50 +1471,21 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
 
     awafs_qos_sum(aq, &sum);
 
-    /* Configuration. */
-    smap_add_format(details, "queues", "%"PRIu32, p->n_queues);
-    smap_add(details, "mode", p->core.adaptive ? "adaptive" : "static");
-    awafs_format_u64_list(&s, p->core.init_thr, n);
-    smap_add(details, "thresholds", ds_cstr(&s));
-    ds_clear(&s);
-    awafs_format_pct_list(&s, p->core.pct_milli, n);
-    smap_add(details, "percentiles", ds_cstr(&s));
-    smap_add_format(details, "window-ms", "%"PRId64,
-                    p->core.window_us / 1000);
-    smap_add_format(details, "interval-ms", "%"PRId64,
-                    p->core.interval_us / 1000);
-    smap_add_format(details, "min-samples", "%"PRIu32, p->core.min_samples);
-    smap_add(details, "window-type",
-             p->core.window_kind == AWAFS_WINDOW_HISTOGRAM
-             ? "histogram" : "exact");
-    smap_add_format(details, "window-capacity", "%"PRIu32,
-                    p->core.window_capacity);
-    smap_add_format(details, "completion-ring-size", "%"PRIu32,
-                    awafs_ring_capacity(aq->ring));
-    smap_add_format(details, "max-rate", "%"PRIu64, p->max_rate);
+    /* Configuration: every key that applies, and what it comes to. */
+    for (size_t i = 0; i < AWAFS_N_KEYS; i++) {
+        if (awafs_key_applies(p, i)) {
+            ds_clear(&s);
+            awafs_format_key(&s, p, i);
+            smap_add(details, awafs_keys[i].name, ds_cstr(&s));
+        }
+    }
+    smap_replace_nocopy(details, "completion-ring-size",
+                        xasprintf("%"PRIu32, awafs_ring_capacity(aq->ring)));
     smap_add_format(details, "rate", "%"PRIu64,
                     p->max_rate ? p->max_rate
                     : (uint64_t) aq->link_mbps * 1000000);
     smap_add(details, "rate-source", (p->max_rate ? "max-rate"
                                       : aq->link_mbps ? "link" : "none"));
-    smap_add_format(details, "buffer", "%"PRIu32, p->buffer);
-    smap_add_format(details, "ecn-threshold", "%"PRIu32, p->ecn_threshold);
-    smap_add(details, "ecn-mode", p->ecn_per_queue ? "queue" : "port");
-    smap_add_format(details, "max-wait-us", "%"PRIu32, p->max_wait_us);
-    smap_add_format(details, "default-queue", "%"PRIu32, p->default_queue);
-    smap_add(details, "trust", (p->trust == AWAFS_TRUST_HOST ? "host"
-                                : p->trust == AWAFS_TRUST_SWITCH ? "switch"
-                                : "verify"));
-    smap_add_format(details, "idle-us", "%"PRId64, p->idle_us);
-    smap_add_format(details, "flow-table-size", "%"PRIu32,
-                    p->flow_table_size);
-    smap_add_format(details, "completion-rate-limit", "%"PRIu32,
-                    p->completion_rate_limit);
-    smap_add(details, "tardy", (p->tardy == AWAFS_TARDY_TFS ? "tfs"
-                                : p->tardy == AWAFS_TARDY_TFS_PLUS ? "tfs+"
-                                : "off"));
-    smap_add_format(details, "tardy-limit", "%"PRIu64, p->tardy_limit);
-    smap_add(details, "tunnel", p->tunnel ? "auto" : "off");
     if (p->tunnel) {
         const struct awafs_tunnel_ports *tp;
 
@@ -1505,23 +1497,6 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
                            : "geneve"));
         }
         smap_add(details, "tunnel-ports", ds_cstr(&s));
-    }
-    smap_add(details, "karuna", p->karuna ? "on" : "off");
-    if (p->karuna) {
-        ds_clear(&s);
-        awafs_format_u64_list(&s, p->beta.init_thr, n);
-        smap_add(details, "size-thresholds", ds_cstr(&s));
-        ds_clear(&s);
-        awafs_format_pct_list(&s, p->beta.pct_milli, n);
-        smap_add(details, "size-percentiles", ds_cstr(&s));
-        smap_add(details, "aging", p->aging ? "on" : "off");
-        smap_add_format(details, "aging-min-timeouts", "%"PRIu32,
-                        p->aging_min);
-        smap_add_format(details, "aging-max-timeouts", "%"PRIu32,
-                        p->aging_max);
-    }
-    if (p->trust != AWAFS_TRUST_HOST) {
-        smap_add_format(details, "rto-min-us", "%"PRId64, p->rto_min_us);
     }
     if (p->trust != AWAFS_TRUST_HOST) {
         for (size_t c = 0; c < ARRAY_SIZE(awafs_flowtab_counters); c++) {

@@ -304,6 +304,37 @@ def test_rejected_first_config_shows_why(sw):
     assert not queues
 
 
+# Between them, every key of the table (netdev-ext/netdev-dpdk-awafs-keys.def)
+# at a value that is not its default, as qos/show writes it back.
+EVERY_KEY_CONFIGS = [
+    {"queues": "5", "karuna": "on", "mode": "static",
+     "thresholds": "1000,2000,3000", "percentiles": "15,25,35.5",
+     "size-thresholds": "5000,6000,7000", "size-percentiles": "30,60,90",
+     "window-ms": "1234", "interval-ms": "321", "min-samples": "7",
+     "window-type": "exact", "window-capacity": "4096",
+     "max-rate": "1000000000", "buffer": "2000", "ecn-threshold": "100",
+     "ecn-mode": "queue", "max-wait-us": "5000", "default-queue": "3",
+     "trust": "switch", "idle-us": "40000", "flow-table-size": "512",
+     "completion-ring-size": "1024", "completion-rate-limit": "50",
+     "aging": "on", "aging-min-timeouts": "3", "aging-max-timeouts": "7",
+     "rto-min-us": "100000", "tunnel": "off"},
+    {"trust": "verify", "tardy": "tfs+", "tardy-limit": "5000"},
+]
+
+
+def test_each_key_shows_what_it_was_set_to(sw):
+    """The awafs type parses, keeps and shows every key from its table: a
+    key added to the table and not here fails this test."""
+    table = (REPO / "netdev-ext" / "netdev-dpdk-awafs-keys.def").read_text()
+    names = re.findall(r'^AWAFS_QOS_KEY\(\w+, "([a-z-]+)"', table, re.M)
+    assert set(names) == {k for cfg in EVERY_KEY_CONFIGS for k in cfg}
+    for cfg in EVERY_KEY_CONFIGS:
+        sw.sb.set_awafs("p1", **cfg)
+        details = sw.sb.qos_show("p1")[1]
+        assert "error" not in details, details
+        assert {k: details.get(k) for k in cfg} == cfg
+
+
 def test_restart_reapplies_ovsdb_config(sw):
     sw.sb.set_awafs("p1", queues=3, thresholds="5000,50000",
                     percentiles="20,40")
