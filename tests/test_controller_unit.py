@@ -2,6 +2,7 @@
 layer, the property table, the NXST_AWAFS decoder and text, the REST
 config's conversion and validation, the OpenAPI file."""
 
+import json
 import re
 import struct
 import subprocess
@@ -12,10 +13,12 @@ import pytest
 import yaml
 
 from conftest import BIN, REPO
+from testbed.traffic import core_constants
 
 sys.path.insert(0, str(REPO / "ryu-app"))
 
-from awafs_controller import compat, config, nxst, props  # noqa: E402
+from awafs_controller import (compat, config, keys, nxst,  # noqa: E402
+                              props)
 
 VECTOR = REPO / "ofproto-ext" / "tests" / "nxst-awafs-reply.hex"
 
@@ -312,12 +315,69 @@ GOOD_CONFIGS = [
 ]
 
 
-def test_validation_knows_the_switch_keys():
-    """The keys the controller takes are the awafs type's, in its order
-    (awafs_keys[] in netdev-ext/netdev-dpdk-awafs.c)."""
-    source = (REPO / "netdev-ext" / "netdev-dpdk-awafs.c").read_text()
-    table = source.split("awafs_keys[] = {", 1)[1].split("};", 1)[0]
-    assert tuple(re.findall(r'"([a-z-]+)"', table)) == config.KEYS
+# ---- the table of QoS keys (netdev-ext/netdev-dpdk-awafs-keys.def) ----
+
+def test_readme_key_table_is_the_table():
+    """vswitchd-conf/README.md's table is written from the table the switch
+    compiles (regenerate it: cd ryu-app; python -m awafs_controller.keys)."""
+    readme = (REPO / "vswitchd-conf" / "README.md").read_text()
+    start = readme.index("| key | values | default | meaning |")
+    end = readme.index("\n\n", start)
+    assert readme[start:end + 1] == keys.markdown_table()
+
+
+def vswitch_xml_columns():
+    """{key: type JSON} of the awafs columns the series adds to
+    vswitch.xml."""
+    patch = (REPO / "ovs-patches"
+             / "Documentation-Describe-the-awafs-QoS-type.patch").read_text()
+    diff = patch.split("diff --git a/vswitchd/vswitch.xml", 1)[1]
+    xml = "\n".join(line[1:] for line in diff.split("\ndiff --git")[0]
+                    .splitlines() if line.startswith("+")
+                    and not line.startswith("+++"))
+    return {m.group(1): json.loads(m.group(2)) for m in re.finditer(
+        r'<column name="other_config" key="([^"]+)"\s+type=\'([^\']*)\'',
+        xml)}
+
+
+def test_vswitch_xml_documents_each_key_as_the_table_has_it():
+    columns = vswitch_xml_columns()
+    # max-rate is the column QoS types share (linux-htb's, in stock OVS).
+    assert set(columns) == {k.name for k in keys.KEYS} - {"max-rate"}
+    for key in keys.KEYS:
+        if key.name == "max-rate":
+            continue
+        col = columns[key.name]
+        if key.type == "UINT":
+            assert (col["type"], col["minInteger"], col["maxInteger"]) == (
+                "integer", key.min, key.max), key
+        elif key.type == "ENUM":
+            assert col["type"] == "string", key
+            assert set(col["enum"][1]) == set(key.choices), key
+        else:
+            assert col == {"type": "string"}, key
+
+
+def test_table_ranges_are_the_cores():
+    """The table's bounds that the core's arrays and fields set
+    (lib/awafs.h)."""
+    core = core_constants()
+    by = keys.BY_NAME
+    assert (by["queues"].min, by["queues"].max) == (
+        core["AWAFS_MIN_QUEUES"], core["AWAFS_MAX_QUEUES"])
+    assert by["default-queue"].max == core["AWAFS_MAX_QUEUES"] - 1
+    for name in ("aging-min-timeouts", "aging-max-timeouts"):
+        assert by[name].max == core["AWAFS_FLOWTAB_MAX_KAPPA"]
+    for name in ("thresholds", "size-thresholds", "tardy-limit"):
+        assert by[name].max == core["AWAFS_FLOW_SIZE_MAX"]
+
+
+def test_table_defaults_are_valid_values():
+    for key in keys.KEYS:
+        if key.type == "ENUM":
+            assert key.default in key.choices, key
+        elif key.type == "UINT" and key.default_value() is not None:
+            assert key.min <= key.default_value() <= key.max, key
 
 
 @pytest.mark.parametrize("cfg, error", BAD_CONFIGS)

@@ -5,26 +5,9 @@ refuses exactly what the switch would refuse."""
 
 import re
 
-# The keys the switch knows, in its order.
-KEYS = ("queues", "mode", "thresholds", "percentiles", "window-ms",
-        "interval-ms", "min-samples", "window-type", "window-capacity",
-        "max-rate", "buffer", "ecn-threshold", "ecn-mode", "max-wait-us",
-        "default-queue", "trust", "idle-us", "flow-table-size",
-        "completion-ring-size", "completion-rate-limit", "tardy",
-        "tardy-limit", "karuna", "size-thresholds", "size-percentiles",
-        "aging", "aging-min-timeouts", "aging-max-timeouts", "rto-min-us",
-        "tunnel")
+from .keys import BY_NAME, KEYS
 
-MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES = 2, 8, 4
-FLOW_SIZE_MAX = 0xffffffff
-MAX_PERIOD_MS = 60000
-DEFAULT_WINDOW_CAPACITY = 32768
-DEFAULT_BUFFER = 1024
-MAX_BUFFER = 65536
-MAX_RATE = 400000000000
-RING_MAX = 1 << 24
 U64_MAX = (1 << 64) - 1
-MAX_KAPPA = 15                  # AWAFS_FLOWTAB_MAX_KAPPA
 
 # What C's strtoull() and strtod() take whole (OVS's str_to_ullong(),
 # str_to_double()).
@@ -74,22 +57,44 @@ def _ullong(s):
     return (-v) % (1 << 64) if m.group(1) == "-" else v
 
 
-def _uint(cfg, key, lo, hi, default):
-    s = cfg.get(key)
-    if s is None:
-        return default
-    v = _ullong(s)
-    if v is None or v < lo or v > hi:
-        raise ConfigError(f'{key}: "{s}" is not an integer between {lo} and '
-                          f'{hi}')
-    return v
+def _range_error(key, s, hi):
+    return ConfigError(f'{key.name}: "{s}" is not an integer between '
+                       f'{key.min} and {hi}')
 
 
-def _choice(cfg, key, names, message):
-    s = cfg.get(key, names[0])
-    if s not in names:
-        raise ConfigError(f'{key}: "{s}" {message}')
-    return s
+def _choice_error(key, s):
+    quoted = [f'"{c}"' for c in key.choices]
+    if len(quoted) == 2:
+        return ConfigError(f'{key.name}: "{s}" is neither {quoted[0]} nor '
+                           f'{quoted[1]}')
+    return ConfigError(f'{key.name}: "{s}" is not {", ".join(quoted[:-1])} '
+                       f'or {quoted[-1]}')
+
+
+def _scalars(cfg):
+    """{name: value} of every UINT and ENUM key (an ENUM as its choice),
+    each absent key with its default (None if the switch computes it), in
+    the table's order: awafs_parse_scalars()."""
+    values = {}
+    for key in KEYS:
+        s = cfg.get(key.name)
+        if key.type == "UINT":
+            v = key.default_value() if s is None else _ullong(s)
+            if s is not None and (v is None or not key.min <= v <= key.max):
+                raise _range_error(key, s, key.max)
+            values[key.name] = v
+        elif key.type == "ENUM":
+            s = key.default if s is None else s
+            if s not in key.choices:
+                raise _choice_error(key, s)
+            values[key.name] = s
+    return values
+
+
+def _at_most(cfg, values, name, hi):
+    """awafs_key_at_most(): a key set above a bound another key sets."""
+    if name in cfg and values[name] > hi:
+        raise _range_error(BY_NAME[name], cfg[name], hi)
 
 
 def _list(cfg, key, n, parse_item):
@@ -105,10 +110,11 @@ def _list(cfg, key, n, parse_item):
 
 
 def _byte_count(key, tok):
+    k = BY_NAME[key]
     v = _ullong(tok)
-    if v is None or v > FLOW_SIZE_MAX:
-        raise ConfigError(f'{key}: "{tok}" is not a byte count (0 to '
-                          f'{FLOW_SIZE_MAX})')
+    if v is None or not k.min <= v <= k.max:
+        raise ConfigError(f'{key}: "{tok}" is not a byte count ({k.min} to '
+                          f'{k.max})')
     return v
 
 
@@ -119,31 +125,31 @@ def _percentile_milli(key, tok):
         d = float.fromhex(tok)
     else:
         d = None
-    milli = int(d * 1000 + 0.5) if d is not None and 0 < d < 100 else 0
-    if not milli or milli >= 100000:
-        raise ConfigError(f'{key}: "{tok}" is not a percentile in (0, 100)')
+    k = BY_NAME[key]
+    milli = (int(d * 1000 + 0.5) if d is not None and k.min < d < k.max
+             else 0)
+    if not milli or milli >= k.max * 1000:
+        raise ConfigError(f'{key}: "{tok}" is not a percentile in '
+                          f'({k.min}, {k.max})')
     return milli
 
 
 def validate(cfg):
     """Raises ConfigError with the switch's message if the switch would
-    refuse other_config 'cfg' ({key: string})."""
+    refuse other_config 'cfg' ({key: string}), in awafs_qos_parse()'s
+    order."""
     for key in sorted(cfg):
-        if key not in KEYS:
+        if key not in BY_NAME:
             raise ConfigError(f'unknown key "{key}"')
-    n = _uint(cfg, "queues", MIN_QUEUES, MAX_QUEUES, DEFAULT_QUEUES)
-    karuna = _choice(cfg, "karuna", ("off", "on"),
-                     'is neither "on" nor "off"') == "on"
+    values = _scalars(cfg)
+    n = values["queues"]
+    karuna = values["karuna"] == "on"
     if karuna and n < 3:
         raise ConfigError(f"karuna: {n} queues cannot hold the queue "
                           "reserved for deadline flows and two for the "
                           "others (queues must be at least 3)")
     # With karuna, the sieve has the queues below the deadline queue.
     sieve = n - karuna
-    _choice(cfg, "mode", ("adaptive", "static"),
-            'is neither "adaptive" nor "static"')
-    _choice(cfg, "window-type", ("histogram", "exact"),
-            'is neither "histogram" nor "exact"')
     # The core's defaults (awafs_config_default): 7 kB, 14 kB, ... and
     # 10 %, 20 %, ...
     default_thresholds = [(i + 1) * 7000 for i in range(sieve - 1)]
@@ -160,53 +166,37 @@ def validate(cfg):
     elif "size-thresholds" in cfg or "size-percentiles" in cfg:
         raise ConfigError("size-thresholds, size-percentiles: only with "
                           "karuna=on")
-    _uint(cfg, "window-ms", 1, MAX_PERIOD_MS, None)
-    _uint(cfg, "interval-ms", 1, MAX_PERIOD_MS, None)
-    capacity = _uint(cfg, "window-capacity", 16, RING_MAX,
-                     DEFAULT_WINDOW_CAPACITY)
-    _uint(cfg, "completion-ring-size", 16, RING_MAX, None)
-    _uint(cfg, "min-samples", 1, capacity, None)
-    rate = _uint(cfg, "max-rate", 0, MAX_RATE, None)
+    _at_most(cfg, values, "min-samples", values["window-capacity"])
+    rate = values["max-rate"]
     if rate and rate < 8:
         raise ConfigError(f"max-rate: {rate} bit/s is less than a byte a "
                           "second (0: shaped to the link)")
-    buffer = _uint(cfg, "buffer", 1, MAX_BUFFER, DEFAULT_BUFFER)
-    _uint(cfg, "ecn-threshold", 0, buffer, None)
-    _choice(cfg, "ecn-mode", ("port", "queue"),
-            'is neither "port" nor "queue"')
-    _uint(cfg, "max-wait-us", 0, 60000000, None)
-    if _uint(cfg, "default-queue", 0, n - 1, n - 1) == 0 and karuna:
+    _at_most(cfg, values, "ecn-threshold", values["buffer"])
+    if "default-queue" not in cfg:
+        values["default-queue"] = n - 1
+    _at_most(cfg, values, "default-queue", n - 1)
+    if values["default-queue"] == 0 and karuna:
         raise ConfigError("default-queue: queue 0 is reserved for deadline "
                           "flows with karuna=on")
-    _choice(cfg, "trust", ("host", "switch", "verify"),
-            'is not "host", "switch" or "verify"')
-    _uint(cfg, "idle-us", 1, 60000000, None)
-    _uint(cfg, "flow-table-size", 8, 1 << 20, None)
-    _uint(cfg, "completion-rate-limit", 0, 1000000, None)
-    tardy = _choice(cfg, "tardy", ("off", "tfs", "tfs+"),
-                    'is not "off", "tfs" or "tfs+"')
-    if tardy != "off" and cfg.get("trust", "host") == "host":
+    tardy, trust = values["tardy"], values["trust"]
+    if tardy != "off" and trust == "host":
         raise ConfigError(f'tardy: "{tardy}" needs trust=switch or '
                           "trust=verify (only the switch's flow table sees "
                           "retransmissions)")
     if tardy != "off" and karuna:
         raise ConfigError(f'tardy: "{tardy}" cannot go with karuna=on, which '
                           "reserves queue 0 for deadline flows")
-    _uint(cfg, "tardy-limit", 1, FLOW_SIZE_MAX, None)
-    aging = _choice(cfg, "aging", ("off", "on"),
-                    'is neither "on" nor "off"') == "on"
+    aging = values["aging"] == "on"
     if aging and not karuna:
         raise ConfigError("aging: needs karuna=on")
-    if aging and cfg.get("trust", "host") == "host":
+    if aging and trust == "host":
         raise ConfigError("aging: needs trust=switch or trust=verify (only "
                           "the switch's flow table sees timeouts)")
-    kappa_min = _uint(cfg, "aging-min-timeouts", 1, MAX_KAPPA, 2)
-    kappa_max = _uint(cfg, "aging-max-timeouts", 1, MAX_KAPPA, 10)
+    kappa_min = values["aging-min-timeouts"]
+    kappa_max = values["aging-max-timeouts"]
     if kappa_min > kappa_max:
         raise ConfigError(f"aging-min-timeouts: {kappa_min} is above "
                           f"aging-max-timeouts ({kappa_max})")
-    _uint(cfg, "rto-min-us", 1, 60000000, None)
-    _choice(cfg, "tunnel", ("auto", "off"), 'is neither "auto" nor "off"')
     # The core's own check (awafs_config_check in lib/awafs-adapt.c), of
     # the sieve's and, with karuna, the known sizes' thresholds.
     _check_core(percentiles, thresholds, "")
