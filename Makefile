@@ -99,7 +99,7 @@ unit: $(UNIT_BINS)
 
 $(CORE)/tests/%: tests/unit/%.c tests/unit/awafs-unit.h $(CORE)/libawafs.a
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) -Itests/unit $< $(CORE)/libawafs.a -lcmocka -o $@
+	$(CC) $(CORE_CFLAGS) -Itests/unit $< $(CORE)/libawafs.a -lcmocka -lm -o $@
 
 $(CORE)/tests/test-ofp: tests/unit/test-ofp.c tests/unit/awafs-unit.h \
 		$(OFPEXT_FILES)

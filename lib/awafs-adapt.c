@@ -48,7 +48,14 @@ struct awafs_adapt {
     struct awafs_histwin *hist;
     struct awafs_thresholds cur;
     struct awafs_adapt_stats stats;
+    /* For cfg.minimise_fct: */
+    struct awafs_fct_point *points;     /* AWAFS_FCT_MAX_INPUT. */
+    double load;
+    struct awafs_fct_plan plan;         /* Of the set in force. */
+    bool have_plan;
 };
+
+static void heap_sort(uint64_t *v, size_t n);
 
 void
 awafs_config_default(struct awafs_config *cfg, uint32_t n_queues)
@@ -132,7 +139,9 @@ awafs_adapt_memsize(const struct awafs_config *cfg)
                        * (sizeof(struct awafs_ring_entry) + sizeof(uint64_t)));
 
     return sizeof(struct awafs_adapt) + awafs_ring_memsize(cfg->ring_capacity)
-           + window;
+           + window + (cfg->minimise_fct ? AWAFS_FCT_MAX_INPUT
+                                            * sizeof(struct awafs_fct_point)
+                                          : 0);
 }
 
 size_t
@@ -195,6 +204,20 @@ awafs_memory_check(size_t bytes, size_t others, size_t port_max,
     return true;
 }
 
+/* Allocates the solver's input for 'minimise_fct', or frees it without. */
+static bool
+adapt_set_points(struct awafs_adapt *a, bool minimise_fct)
+{
+    if (!minimise_fct) {
+        awafs_free(a->points);
+        a->points = NULL;
+        a->have_plan = false;
+    } else if (!a->points) {
+        a->points = awafs_zalloc(AWAFS_FCT_MAX_INPUT * sizeof *a->points);
+    }
+    return !minimise_fct || a->points;
+}
+
 struct awafs_adapt *
 awafs_adapt_create(const struct awafs_config *cfg)
 {
@@ -219,7 +242,7 @@ awafs_adapt_create(const struct awafs_config *cfg)
                                   * sizeof *a->scratch);
         ok = a->ring && a->win && a->scratch;
     }
-    if (!ok) {
+    if (!ok || !adapt_set_points(a, cfg->minimise_fct)) {
         awafs_adapt_destroy(a);
         return NULL;
     }
@@ -235,6 +258,7 @@ awafs_adapt_destroy(struct awafs_adapt *a)
         awafs_free(a->win);
         awafs_free(a->scratch);
         awafs_histwin_destroy(a->hist);
+        awafs_free(a->points);
         awafs_free(a);
     }
 }
@@ -254,7 +278,8 @@ awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
         || cfg->window_kind != a->cfg.window_kind
         || cfg->window_capacity != a->cfg.window_capacity
         || cfg->ring_capacity != a->cfg.ring_capacity
-        || (a->hist && !awafs_histwin_set_window(a->hist, cfg->window_us))) {
+        || (a->hist && !awafs_histwin_set_window(a->hist, cfg->window_us))
+        || !adapt_set_points(a, cfg->minimise_fct)) {
         return false;
     }
     a->cfg = *cfg;
@@ -314,6 +339,73 @@ window_prune(struct awafs_adapt *a, int64_t now_us)
     }
 }
 
+void
+awafs_adapt_set_load(struct awafs_adapt *a, double load)
+{
+    a->load = load;
+}
+
+/* The window as points for the solver, in 'a->points': the histogram's
+ * buckets, or the exact window's distinct sizes (neighbours merged in pairs,
+ * at the larger size, while there are more than AWAFS_FCT_MAX_INPUT). */
+static size_t
+window_points(struct awafs_adapt *a)
+{
+    struct awafs_fct_point *p = a->points;
+    size_t n = 0;
+
+    if (a->hist) {
+        return awafs_histwin_points(a->hist, p, AWAFS_FCT_MAX_INPUT);
+    }
+    for (uint32_t i = 0; i < a->win_count; i++) {
+        a->scratch[i] = a->win[(a->win_first + i)
+                               % a->cfg.window_capacity].size;
+    }
+    heap_sort(a->scratch, a->win_count);
+    for (uint32_t i = 0; i < a->win_count; i++) {
+        if (n && p[n - 1].size == a->scratch[i]) {
+            p[n - 1].count++;
+            continue;
+        }
+        if (n == AWAFS_FCT_MAX_INPUT) {
+            for (size_t j = 0; j < n / 2; j++) {
+                p[j].size = p[2 * j + 1].size;
+                p[j].count = p[2 * j].count + p[2 * j + 1].count;
+            }
+            n /= 2;
+        }
+        p[n].size = a->scratch[i];
+        p[n].count = 1;
+        n++;
+    }
+    return n;
+}
+
+/* Fills 'thr' with the FCT model's optimum for the window and the load, and
+ * returns true, if it beats the set in force by AWAFS_FCT_HYSTERESIS. */
+static bool
+adapt_by_model(struct awafs_adapt *a, uint64_t *thr)
+{
+    uint32_t k = a->cfg.n_queues;
+    struct awafs_fct_plan best, cur;
+    size_t n = window_points(a);
+
+    if (!awafs_fct_solve(AWAFS_FCT_MLFQ, a->points, n, k, a->load, &best)
+        || !awafs_fct_evaluate(AWAFS_FCT_MLFQ, a->points, n, k, a->load,
+                               a->cur.thr, &cur)) {
+        return false;
+    }
+    a->have_plan = true;
+    if (cur.mean <= best.mean * (1 + AWAFS_FCT_HYSTERESIS)) {
+        a->plan = cur;
+        a->stats.model_kept++;
+        return false;
+    }
+    a->plan = best;
+    memcpy(thr, best.thr, (k - 1) * sizeof thr[0]);
+    return true;
+}
+
 bool
 awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
                    struct awafs_thresholds *out)
@@ -346,7 +438,12 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
         return false;
     }
 
-    if (a->hist) {
+    if (a->cfg.minimise_fct) {
+        if (!adapt_by_model(a, pct_out)) {
+            *out = a->cur;
+            return false;
+        }
+    } else if (a->hist) {
         awafs_histwin_percentiles(a->hist, a->cfg.pct_milli, n_thr, pct_out);
     } else {
         for (uint32_t i = 0; i < a->win_count; i++) {
@@ -369,6 +466,13 @@ void
 awafs_adapt_current(const struct awafs_adapt *a, struct awafs_thresholds *out)
 {
     *out = a->cur;
+}
+
+bool
+awafs_adapt_get_plan(const struct awafs_adapt *a, struct awafs_fct_plan *plan)
+{
+    *plan = a->plan;
+    return a->have_plan;
 }
 
 uint32_t

@@ -219,3 +219,19 @@ awafs_histwin_percentiles(const struct awafs_histwin *h,
         out[i] = bucket_value(b < N_BUCKETS ? b : N_BUCKETS - 1);
     }
 }
+
+size_t
+awafs_histwin_points(const struct awafs_histwin *h,
+                     struct awafs_fct_point *points, size_t max)
+{
+    size_t n = 0;
+
+    for (uint32_t b = 0; b < N_BUCKETS && n < max; b++) {
+        if (h->sum[b]) {
+            points[n].size = bucket_value(b);
+            points[n].count = h->sum[b];
+            n++;
+        }
+    }
+    return n;
+}

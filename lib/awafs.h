@@ -684,6 +684,48 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
                                const struct awafs_hdr *,
                                struct awafs_flow_key *);
 
+/* ---- Thresholds that minimise a model of mean FCT (awafs-fctmodel.c) ---- */
+
+#define AWAFS_FCT_MAX_POINTS 128    /* Candidate thresholds weighed. */
+#define AWAFS_FCT_MAX_INPUT 2048    /* Points a window hands the solver. */
+/* A new set replaces the one in force only if the model predicts the one in
+ * force a mean FCT this much above the new one's: no flapping between near
+ * optima of a steady workload's samples. */
+#define AWAFS_FCT_HYSTERESIS 0.01
+
+enum awafs_fct_model {
+    AWAFS_FCT_MLFQ,             /* M/G/1 with multilevel service. */
+    AWAFS_FCT_KARUNA,           /* PIAS's and Karuna's: flow fractions. */
+};
+
+/* 'count' flows of 'size' bytes. */
+struct awafs_fct_point {
+    uint64_t size;
+    uint64_t count;
+};
+
+/* Thresholds and what the model predicts of them, in byte times (the time
+ * the port takes to send a byte). */
+struct awafs_fct_plan {
+    uint32_t n_queues;
+    uint64_t thr[AWAFS_MAX_THRESHOLDS];
+    double mean;                            /* Mean FCT of all flows. */
+    double queue_fct[AWAFS_MAX_QUEUES];     /* Of the flows ending in each. */
+    double queue_flows[AWAFS_MAX_QUEUES];   /* Share of flows ending there. */
+};
+
+/* The 'n_queues' - 1 thresholds, at sizes of 'points' (ascending sizes),
+ * that minimise 'model''s mean FCT at 'load' (of the port's rate, kept
+ * below 0.99).  False if 'points' hold no flow or 'n_queues' is out of
+ * range.  Floating point: never on a PMD thread. */
+bool awafs_fct_solve(enum awafs_fct_model, const struct awafs_fct_point *,
+                     size_t n, uint32_t n_queues, double load,
+                     struct awafs_fct_plan *);
+/* What 'model' predicts of thresholds 'thr' (non-decreasing). */
+bool awafs_fct_evaluate(enum awafs_fct_model, const struct awafs_fct_point *,
+                        size_t n, uint32_t n_queues, double load,
+                        const uint64_t *thr, struct awafs_fct_plan *);
+
 /* ---- Histogram window: O(1) memory ---- */
 
 #define AWAFS_HIST_SUB_BITS 6       /* 64 buckets per power of 2. */
@@ -711,6 +753,11 @@ uint64_t awafs_histwin_count(const struct awafs_histwin *);
 void awafs_histwin_percentiles(const struct awafs_histwin *,
                                const uint32_t *pct_milli, size_t n_pct,
                                uint64_t *out);
+/* The window as points for awafs_fct_solve(): each bucket that holds a
+ * sample, at its midpoint, in ascending order; at most 'max', returns how
+ * many. */
+size_t awafs_histwin_points(const struct awafs_histwin *,
+                            struct awafs_fct_point *, size_t max);
 
 /* ---- Window and threshold recalculation ---- */
 
@@ -730,6 +777,8 @@ struct awafs_config {
     enum awafs_window_kind window_kind;
     uint32_t window_capacity;                   /* Max samples (exact). */
     uint32_t ring_capacity;                     /* Completions in flight. */
+    bool minimise_fct;          /* Thresholds that minimise the FCT model
+                                 * (awafs_fct_solve()), not 'pct_milli'. */
 };
 
 /* Fills 'cfg' with the documented defaults for 'n_queues' queues. */
@@ -744,6 +793,9 @@ struct awafs_adapt_stats {
     uint64_t samples_in;        /* Completions moved into the window. */
     uint64_t samples_pruned;    /* Aged out of the window. */
     uint64_t samples_evicted;   /* Pushed out by a full window. */
+    uint64_t model_kept;        /* 'minimise_fct' rounds that kept the set:
+                                 * its predicted mean within
+                                 * AWAFS_FCT_HYSTERESIS of the optimum. */
 };
 
 struct awafs_adapt;
@@ -766,10 +818,15 @@ struct awafs_ring *awafs_adapt_ring(struct awafs_adapt *);
 bool awafs_adapt_reconfigure(struct awafs_adapt *,
                              const struct awafs_config *cfg, int64_t now_us);
 
+/* The port's load, a fraction of its rate, for 'minimise_fct' (0 until
+ * set). */
+void awafs_adapt_set_load(struct awafs_adapt *, double load);
+
 /* One round of Algorithm 1 at time 'now_us': moves completions from the ring
  * into the window, prunes entries older than the window, and, in adaptive
  * mode with at least min_samples entries, computes the configured
- * percentiles.  Returns true and fills 'out' with a new set (version + 1) if
+ * percentiles, or with 'minimise_fct' the model's optimum (kept unless it
+ * beats the set in force by AWAFS_FCT_HYSTERESIS).  Returns true and fills 'out' with a new set (version + 1) if
  * it published one; otherwise 'out' is the current set unchanged. */
 bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,
                         struct awafs_thresholds *out);
@@ -777,6 +834,10 @@ bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,
 void awafs_adapt_current(const struct awafs_adapt *,
                          struct awafs_thresholds *out);
 uint32_t awafs_adapt_window_count(const struct awafs_adapt *);
+/* With 'minimise_fct': what the model predicted at the last round of the
+ * set it left in force; false before the first such round. */
+bool awafs_adapt_get_plan(const struct awafs_adapt *,
+                          struct awafs_fct_plan *);
 void awafs_adapt_get_stats(const struct awafs_adapt *,
                            struct awafs_adapt_stats *);
 

@@ -349,6 +349,105 @@ test_config_check(void **state)
     assert_null(awafs_config_check(&c));
 }
 
+/* Samples of two workloads: mice and elephants (1 kB to 3 kB, and 10 MB),
+ * and a spread of medium flows (10 kB to 640 kB). */
+static uint64_t
+workload_size(int workload, unsigned int *seed)
+{
+    int r = rand_r(seed) % 100;
+
+    if (workload == 0) {
+        return r < 95 ? 1000 + rand_r(seed) % 2000 : 10000000;
+    }
+    return 10000 << (r % 7);
+}
+
+/* With minimise_fct, each workload in turn moves the thresholds to the
+ * model's optimum for the window (the solver on the same points), and a
+ * steady workload keeps its set: fresh samples of it do not move it. */
+static void
+test_minimise_fct_follows_each_workload_and_holds_steady(void **state)
+{
+    struct awafs_config c = config(4);
+    unsigned int seed = 3;
+    struct awafs_thresholds t;
+    struct awafs_fct_plan plan;
+    struct awafs_adapt_stats st;
+    struct awafs_adapt *a;
+    int64_t now = 0;
+
+    (void) state;
+    c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    c.window_us = 1000 * MS;
+    c.minimise_fct = true;
+    a = awafs_adapt_create(&c);
+    assert_non_null(a);
+    assert_false(awafs_adapt_get_plan(a, &plan));
+    awafs_adapt_set_load(a, 0.7);
+    for (int workload = 0; workload < 2; workload++) {
+        uint64_t version = 0;
+
+        for (int round = 0; round < 20; round++) {
+            now += 200 * MS;
+            for (int i = 0; i < 500; i++) {
+                awafs_ring_push(awafs_adapt_ring(a), now - 1,
+                                workload_size(workload, &seed));
+            }
+            if (awafs_adapt_update(a, now, &t) && round >= 10) {
+                fail_msg("workload %d: a new set in round %d", workload,
+                         round);
+            }
+            version = t.version;
+        }
+        /* The window holds this workload alone by now. */
+        assert_true(awafs_adapt_get_plan(a, &plan));
+        if (workload == 0) {
+            assert_true(t.thr[0] >= 2000 && t.thr[0] < 10000000);
+        } else {
+            assert_true(t.thr[0] >= 10000 && t.thr[0] < 640000);
+        }
+        assert_true(plan.mean > 0);
+        assert_int_equal(version, t.version);
+    }
+    awafs_adapt_get_stats(a, &st);
+    assert_true(st.model_kept >= 20);
+    assert_true(st.updates >= 2);
+    awafs_adapt_destroy(a);
+}
+
+/* Switching to minimise_fct and back is in place: the window stays. */
+static void
+test_minimise_fct_reconfigures_in_place(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_thresholds t;
+    struct awafs_fct_plan plan;
+    struct awafs_adapt *a = awafs_adapt_create(&c);
+
+    (void) state;
+    for (int i = 0; i < 100; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 100 * MS,
+                        i < 90 ? 1000 : 5000000);
+    }
+    c.pct_milli[0] = 95000;
+    assert_true(awafs_adapt_reconfigure(a, &c, 100 * MS));
+    assert_true(awafs_adapt_update(a, 150 * MS, &t));
+    assert_int_equal(t.thr[0], 5000000);
+    c.minimise_fct = true;
+    assert_true(awafs_adapt_reconfigure(a, &c, 160 * MS));
+    assert_int_equal(awafs_adapt_window_count(a), 100);
+    awafs_adapt_set_load(a, 0.5);
+    assert_true(awafs_adapt_update(a, 200 * MS, &t));
+    assert_int_equal(t.thr[0], 1000);
+    assert_true(awafs_adapt_get_plan(a, &plan));
+    assert_true(plan.queue_flows[0] > 0.89 && plan.queue_flows[0] < 0.91);
+    c.minimise_fct = false;
+    assert_true(awafs_adapt_reconfigure(a, &c, 210 * MS));
+    assert_false(awafs_adapt_get_plan(a, &plan));
+    assert_int_equal(awafs_adapt_window_count(a), 100);
+    awafs_adapt_destroy(a);
+}
+
 static void
 test_memory_is_fixed_and_documented(void **state)
 {
@@ -432,6 +531,8 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_full_window_evicts_oldest),
         cmocka_unit_test(test_reconfigure_keeps_window),
         cmocka_unit_test(test_config_check),
+        cmocka_unit_test(test_minimise_fct_follows_each_workload_and_holds_steady),
+        cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
         cmocka_unit_test(test_memory_is_fixed_and_documented),
     };
 
