@@ -70,6 +70,7 @@ VLOG_DEFINE_THIS_MODULE(netdev_dpdk_awafs);
 #define AWAFS_SWEEP_INTERVAL_US 1000
 #define AWAFS_SRCLIMIT_SOURCES 1024     /* Buckets of completion-rate-limit. */
 #define AWAFS_TUNNELS_REFRESH_US 1000000 /* Tunnel ports looked up. */
+#define AWAFS_FCT_ASSUMED_LOAD 0.5      /* A port without a rate. */
 
 static unixctl_cb_func awafs_unixctl_history;
 
@@ -146,6 +147,8 @@ struct awafs_qos_params {
 struct awafs_update {
     long long int wall_ms;
     struct awafs_thresholds thr;
+    double load;                /* percentiles=auto: the model's load */
+    double mean_us;             /* and mean FCT; negative if unknown. */
 };
 
 /* Guards the list of awafs instances and their recalculation state. */
@@ -251,6 +254,12 @@ struct awafs_qos {
     struct awafs_update history[AWAFS_HISTORY_LEN]
         OVS_GUARDED_BY(awafs_mutex);
     uint64_t n_history OVS_GUARDED_BY(awafs_mutex);
+    /* The port's load for percentiles=auto: wire bytes sent and dropped,
+     * when last read, and their share of the rate since, averaged over about
+     * a window. */
+    uint64_t load_bytes OVS_GUARDED_BY(awafs_mutex);
+    int64_t load_us OVS_GUARDED_BY(awafs_mutex);
+    double load OVS_GUARDED_BY(awafs_mutex);
 };
 
 static struct ovs_list awafs_list OVS_GUARDED_BY(awafs_mutex)
@@ -494,8 +503,18 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     awafs_config_default(&p->beta, sieve);
     AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_THRESHOLDS,
                                  sieve - 1));
-    AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_PERCENTILES,
-                                 sieve - 1));
+    if (!strcmp(smap_get_def(details, "percentiles", ""), "auto")) {
+        /* The thresholds that minimise the FCT model (lib/awafs.h). */
+        if (p->karuna) {
+            return xstrdup("percentiles: \"auto\" cannot go with "
+                           "karuna=on");
+        }
+        p->key[AWAFS_KEY_PERCENTILES] = 1;
+        p->core.minimise_fct = true;
+    } else {
+        AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_PERCENTILES,
+                                     sieve - 1));
+    }
     if (p->karuna) {
         AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_SIZE_THRESHOLDS,
                                      sieve - 1));
@@ -860,6 +879,58 @@ awafs_tunnels_refresh(void)
 
 /* ---- The recalculation thread ---- */
 
+static void awafs_qos_queue_stats(const struct awafs_qos *, uint32_t q,
+                                  struct awafs_queue_stats *);
+
+/* The port's rate in bit/s: 'max-rate', else the link's; 0 if unknown. */
+static uint64_t
+awafs_qos_rate(const struct awafs_qos *aq)
+{
+    return (aq->params.max_rate ? aq->params.max_rate
+            : (uint64_t) aq->link_mbps * 1000000);
+}
+
+/* A time in the FCT model's byte times in microseconds at the port's rate,
+ * or -1 without a rate. */
+static double
+awafs_qos_byte_times_us(const struct awafs_qos *aq, double byte_times)
+{
+    uint64_t rate = awafs_qos_rate(aq);
+
+    return rate ? byte_times * 8 * 1e6 / rate : -1;
+}
+
+/* The port's load for the FCT model: the wire bytes its queues sent and
+ * dropped since the last call, a share of its rate, averaged over about a
+ * window; without a rate, AWAFS_FCT_ASSUMED_LOAD. */
+static double
+awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
+    OVS_REQUIRES(awafs_mutex)
+{
+    uint64_t rate = awafs_qos_rate(aq), bytes = 0;
+    int64_t elapsed = now - aq->load_us;
+
+    for (uint32_t q = 0; q < aq->params.n_queues; q++) {
+        struct awafs_queue_stats qs;
+
+        awafs_qos_queue_stats(aq, q, &qs);
+        bytes += (qs.tx_bytes + qs.drop_bytes
+                  + AWAFS_WIRE_OVERHEAD * (qs.tx_packets + qs.drop_packets));
+    }
+    if (!rate) {
+        aq->load = AWAFS_FCT_ASSUMED_LOAD;
+    } else if (aq->load_us && elapsed > 0) {
+        double load = (bytes - aq->load_bytes) * 8.0 * 1e6 / rate / elapsed;
+        double weight = MIN(1.0,
+                            (double) elapsed / aq->params.core.window_us);
+
+        aq->load += weight * (load - aq->load);
+    }
+    aq->load_bytes = bytes;
+    aq->load_us = now;
+    return aq->load;
+}
+
 static void
 awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
     OVS_REQUIRES(awafs_mutex)
@@ -876,13 +947,22 @@ awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
         aq->late_runs++;
     }
 
+    if (aq->params.core.minimise_fct) {
+        awafs_adapt_set_load(aq->adapt, awafs_qos_measure_load(aq, now));
+    }
     if (awafs_adapt_update(aq->adapt, now, &t)) {
+        struct awafs_fct_plan plan;
         struct awafs_update *u;
 
         awafs_qos_publish(aq, false, &t);
         u = &aq->history[aq->n_history++ % AWAFS_HISTORY_LEN];
         u->wall_ms = time_wall_msec();
         u->thr = t;
+        u->load = u->mean_us = -1;
+        if (awafs_adapt_get_plan(aq->adapt, &plan)) {
+            u->load = aq->load;
+            u->mean_us = awafs_qos_byte_times_us(aq, plan.mean);
+        }
     }
     if (aq->beta_adapt && awafs_adapt_update(aq->beta_adapt, now, &t)) {
         awafs_qos_publish(aq, true, &t);
@@ -1452,9 +1532,46 @@ awafs_format_key(struct ds *s, const struct awafs_qos_params *p,
         awafs_format_u64_list(s, cfg->init_thr, cfg->n_queues - 1);
         break;
     case AWAFS_KEY_PCT:
+        if (p->key[id]) {
+            ds_put_cstr(s, "auto");
+            break;
+        }
         awafs_format_pct_list(s, cfg->pct_milli, cfg->n_queues - 1);
         break;
     }
+}
+
+/* What the FCT model saw and predicts of the thresholds in force
+ * (percentiles=auto): the load, the mean FCT and, for each queue, the share
+ * of flows that end there and their mean FCT. */
+static void
+awafs_qos_show_model(const struct awafs_qos *aq,
+                     const struct awafs_adapt_stats *st, struct smap *details)
+    OVS_REQUIRES(awafs_mutex)
+{
+    struct ds s = DS_EMPTY_INITIALIZER;
+    struct awafs_fct_plan plan;
+
+    smap_add_format(details, "model-load", "%.1f", aq->load * 100);
+    smap_add_format(details, "model-kept", "%"PRIu64, st->model_kept);
+    if (!awafs_adapt_get_plan(aq->adapt, &plan)) {
+        return;
+    }
+    for (uint32_t q = 0; q < plan.n_queues; q++) {
+        ds_put_format(&s, "%s%.1f", q ? "," : "", plan.queue_flows[q] * 100);
+    }
+    smap_add(details, "model-queue-flows", ds_cstr(&s));
+    if (awafs_qos_byte_times_us(aq, plan.mean) >= 0) {
+        smap_add_format(details, "model-mean-fct-us", "%.0f",
+                        awafs_qos_byte_times_us(aq, plan.mean));
+        ds_clear(&s);
+        for (uint32_t q = 0; q < plan.n_queues; q++) {
+            ds_put_format(&s, "%s%.0f", q ? "," : "",
+                          awafs_qos_byte_times_us(aq, plan.queue_fct[q]));
+        }
+        smap_add(details, "model-queue-fct-us", ds_cstr(&s));
+    }
+    ds_destroy(&s);
 }
 
 static int
@@ -1481,9 +1598,7 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     }
     smap_replace_nocopy(details, "completion-ring-size",
                         xasprintf("%"PRIu32, awafs_ring_capacity(aq->ring)));
-    smap_add_format(details, "rate", "%"PRIu64,
-                    p->max_rate ? p->max_rate
-                    : (uint64_t) aq->link_mbps * 1000000);
+    smap_add_format(details, "rate", "%"PRIu64, awafs_qos_rate(aq));
     smap_add(details, "rate-source", (p->max_rate ? "max-rate"
                                       : aq->link_mbps ? "link" : "none"));
     if (p->tunnel) {
@@ -1550,6 +1665,9 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     smap_add_format(details, "recalc-mean-late-us", "%"PRId64,
                     aq->runs ? aq->sum_late_us / (int64_t) aq->runs : 0);
     smap_add_format(details, "recalc-max-us", "%"PRId64, aq->max_calc_us);
+    if (p->core.minimise_fct) {
+        awafs_qos_show_model(aq, &st, details);
+    }
     ovs_mutex_unlock(&awafs_mutex);
 
     smap_add_format(details, "completions", "%"PRIu64, sum.completions);
@@ -2194,6 +2312,12 @@ awafs_unixctl_history(struct unixctl_conn *conn, int argc,
             ds_put_format(&reply, "%-24s %7"PRIu64" %8"PRIu32"  ", when,
                           u->thr.version, u->thr.n_samples);
             awafs_format_u64_list(&reply, u->thr.thr, n_thr);
+            if (u->load >= 0) {
+                ds_put_format(&reply, "  model: load %.1f %%", u->load * 100);
+            }
+            if (u->mean_us >= 0) {
+                ds_put_format(&reply, ", mean FCT %.0f us", u->mean_us);
+            }
             ds_put_char(&reply, '\n');
             free(when);
         }

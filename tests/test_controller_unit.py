@@ -292,6 +292,10 @@ BAD_CONFIGS = [
     ({"rto-min-us": "0"},
      'rto-min-us: "0" is not an integer between 1 and 60000000'),
     ({"tunnel": "on"}, 'tunnel: "on" is neither "auto" nor "off"'),
+    ({"karuna": "on", "percentiles": "auto"},
+     'percentiles: "auto" cannot go with karuna=on'),
+    ({"karuna": "on", "size-percentiles": "auto"},
+     'size-percentiles: "auto" is not a percentile in (0, 100)'),
     ({"max-rate": "7"},
      "max-rate: 7 bit/s is less than a byte a second (0: shaped to the "
      "link)"),
@@ -312,6 +316,7 @@ GOOD_CONFIGS = [
      "trust": "switch", "aging": "on", "aging-min-timeouts": "3",
      "rto-min-us": "50000"},
     {"tunnel": "off", "trust": "switch"},
+    {"queues": "8", "percentiles": "auto", "thresholds": "1,2,3,4,5,6,7"},
 ]
 
 

@@ -156,8 +156,14 @@ def validate(cfg):
     default_percentiles = [(i + 1) * 10000 for i in range(sieve - 1)]
     thresholds = (_list(cfg, "thresholds", sieve - 1, _byte_count)
                   or default_thresholds)
-    percentiles = (_list(cfg, "percentiles", sieve - 1, _percentile_milli)
-                   or default_percentiles)
+    if cfg.get("percentiles") == "auto":
+        # The thresholds that minimise the FCT model (lib/awafs.h).
+        if karuna:
+            raise ConfigError('percentiles: "auto" cannot go with karuna=on')
+        percentiles = default_percentiles
+    else:
+        percentiles = (_list(cfg, "percentiles", sieve - 1,
+                             _percentile_milli) or default_percentiles)
     sizes, size_pcts = default_thresholds, default_percentiles
     if karuna:
         sizes = _list(cfg, "size-thresholds", sieve - 1, _byte_count) or sizes
