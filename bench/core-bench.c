@@ -12,7 +12,8 @@
  *                 ring that holds them all, and against a consumer
  *                 draining flat out
  *   recalc        one threshold recalculation (drain excluded), by window
- *                 size, exact and histogram windows
+ *                 size, exact and histogram windows, with percentiles and
+ *                 with the FCT model's optimum (percentiles=auto)
  *   memory        bytes per port at the defaults
  *
  * Prints CSV: benchmark,variant,value,unit.  Timing is wall-clock
@@ -453,11 +454,11 @@ bench_ring(int n_producers, bool drain)
     }
 }
 
-/* One recalculation (prune + 7 percentiles) over a full window of 'window'
- * samples, with nothing new to drain; the drain itself is the ring's
- * cost. */
+/* One recalculation (prune + 7 percentiles, or with 'model' the FCT
+ * model's 7 thresholds at 80 % load) over a full window of 'window' samples,
+ * with nothing new to drain; the drain itself is the ring's cost. */
 static void
-bench_recalc(uint32_t window, enum awafs_window_kind kind)
+bench_recalc(uint32_t window, enum awafs_window_kind kind, bool model)
 {
     struct awafs_config cfg;
     struct awafs_thresholds t;
@@ -471,7 +472,9 @@ bench_recalc(uint32_t window, enum awafs_window_kind kind)
     cfg.window_capacity = window;
     cfg.ring_capacity = window;
     cfg.window_us = 1000 * 1000000;
+    cfg.minimise_fct = model;
     a = awafs_adapt_create(&cfg);
+    awafs_adapt_set_load(a, 0.8);
     ring = awafs_adapt_ring(a);
     for (uint32_t i = 0; i < window; i++) {
         x ^= x << 13;
@@ -487,9 +490,10 @@ bench_recalc(uint32_t window, enum awafs_window_kind kind)
         t0 = now_s() - t0;
         best = t0 < best ? t0 : best;
     }
-    printf("recalc,%s window %u samples 8 queues,%.1f,us\n",
+    printf("recalc,%s window %u samples 8 queues%s,%.1f,us\n",
            kind == AWAFS_WINDOW_HISTOGRAM ? "histogram" : "exact",
-           awafs_adapt_window_count(a), best * 1e6);
+           awafs_adapt_window_count(a), model ? " percentiles=auto" : "",
+           best * 1e6);
     awafs_adapt_destroy(a);
 }
 
@@ -526,8 +530,10 @@ main(void)
     bench_ring(1, true);
     bench_ring(2, true);
     for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
-        bench_recalc(windows[i], AWAFS_WINDOW_EXACT);
-        bench_recalc(windows[i], AWAFS_WINDOW_HISTOGRAM);
+        for (int model = 0; model < 2; model++) {
+            bench_recalc(windows[i], AWAFS_WINDOW_EXACT, model);
+            bench_recalc(windows[i], AWAFS_WINDOW_HISTOGRAM, model);
+        }
     }
     awafs_config_default(&cfg, 4);
     printf("memory,exact window (defaults),%zu,bytes/port\n",
