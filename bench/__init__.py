@@ -1,0 +1,1 @@
+"""make bench's benchmarks and the measurements behind the design (README.md)."""

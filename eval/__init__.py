@@ -1,0 +1,1 @@
+"""make eval's experiments on real TCP through the switch (README.md)."""
