@@ -213,21 +213,21 @@ check: setup build
 
 # The experiments: runs not finished yet, then build/eval/report.md.
 eval: setup build
-	$(VENV)/bin/python eval/run.py --out $(B)/eval
+	$(VENV)/bin/python -m eval.run --out $(B)/eval
 
 eval-report: setup
-	$(VENV)/bin/python eval/report.py --out $(B)/eval
+	$(VENV)/bin/python -m eval.report --out $(B)/eval
 
 # A reduced micro benchmark on real TCP through the switch (part of check).
 eval-smoke: setup build
 	$(PYTEST) tests/test_eval_smoke.py
 
 demo: setup build
-	$(VENV)/bin/python demo/awafs_demo.py
+	$(VENV)/bin/python -m demo.awafs_demo
 
 # Benchmarks (about 6 minutes): CSV files and report.md in build/bench/.
 bench: setup build
-	$(VENV)/bin/python bench/run.py $(B)/bench $(B)/bench/core-bench \
+	$(VENV)/bin/python -m bench.run $(B)/bench $(B)/bench/core-bench \
 		"$$(build-aux/fetch-stock-ovs.sh $(B)/stock)"
 
 # Each target runs FUZZ_RUNS inputs from its corpus in tests/fuzz/corpus/
@@ -248,7 +248,7 @@ fuzz: setup $(FUZZ_BINS)
 	done
 
 soak: setup build
-	$(VENV)/bin/python tests/soak.py --minutes 30 --out $(B)/soak
+	$(VENV)/bin/python -m tests.soak --minutes 30 --out $(B)/soak
 
 # The series as a mailing list would get it: build/upstream-series/, which
 # git am applies to stock OVS 3.1.0 (tests/test_upstream_series.py).
@@ -258,7 +258,7 @@ upstream-series: setup
 # OVS's whole testsuite on the patched tree (about an hour), compared with
 # the stock tarball's failures on this machine (tests/ovs-known-failures.txt).
 check-ovs: setup build
-	$(VENV)/bin/python tests/ovs_check_all.py $(OVS) $(JOBS)
+	$(VENV)/bin/python -m tests.ovs_check_all $(OVS) $(JOBS)
 
 clean:
 	rm -rf $(B)

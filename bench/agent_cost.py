@@ -5,7 +5,7 @@ per-segment mode (GSO limited to one segment), and with GSO so limited but
 no agent.  Median of RUNS runs of
 SECONDS each, the configurations alternating.
 
-usage: python3 bench/agent_cost.py [--runs N] [--seconds S] [--csv FILE]
+usage: python3 -m bench.agent_cost [--runs N] [--seconds S] [--csv FILE]
 """
 
 import argparse
@@ -18,11 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.hosts import Cgroup
+from testbed.traffic import ip
 
-from testbed.hosts import Cgroup  # noqa: E402
-from testbed.traffic import ip  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 AGENT = str(REPO / "build" / "bin" / "awafs-host")
 # gso-1-no-agent separates the cost of one-segment GSO from the agent's.

@@ -1,6 +1,6 @@
 """How long a coalescing time the host agent needs: messages split by it.
 
-    python3 bench/coalescing.py [--runs N] [--coalesce-us US,US,...]
+    python3 -m bench.coalescing [--runs N] [--coalesce-us US,US,...]
 
 redis-server (Debian) in h1's cgroup with the agent attached, values of the
 cache workload (40 samples) plus 300 kB and 1 MB, which redis writes in
@@ -16,12 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.hosts import Cgroup, HostPair
+from testbed.servers import Redis, resp_command
+from testbed.workload import load_cdf, weyl_samples, workloads_dir
 
-from testbed.hosts import Cgroup, HostPair  # noqa: E402
-from testbed.servers import Redis, resp_command  # noqa: E402
-from testbed.workload import load_cdf, weyl_samples, workloads_dir  # noqa
+REPO = Path(__file__).resolve().parent.parent
 
 AGENT = str(REPO / "build" / "bin" / "awafs-host")
 GETS = """

@@ -21,7 +21,7 @@ With --sink vhost the output ports are vhost-user ports
 (dpdkvhostuserclient) instead, and one dpdk-testpmd on the other core is
 their guest, receiving and dropping what they send (testbed/vhost.py).
 
-usage: python3 bench/forwarding.py [--source null|pcap|karuna|vxlan]
+usage: python3 -m bench.forwarding [--source null|pcap|karuna|vxlan]
            [--size 64|114|1518]
            [--sink null|vhost] [--pmds 1|2] [--runs N] [--seconds S]
            [--configs A,B] [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
@@ -36,16 +36,13 @@ import csv
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from testbed.ovs_sandbox import OvsSandbox  # noqa: E402
-from testbed.switch import tx_packets, wait_until  # noqa: E402
-from testbed.vhost import Guest, add_vhost_port  # noqa: E402
+from testbed.ovs_sandbox import OvsSandbox
+from testbed.switch import tx_packets, wait_until
+from testbed.vhost import Guest, add_vhost_port
 
 CONFIGS = {
     "no-qos": None,

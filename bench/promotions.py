@@ -7,16 +7,12 @@ table keeps each message in its queue and counts the segments it held down
 (`switch-held-down`); with trust=host the same segments would have been
 promoted.
 
-    build/venv/bin/python bench/promotions.py [--flows 800] [--from 1KB]
+    build/venv/bin/python -m bench.promotions [--flows 800] [--from 1KB]
 """
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from testbed import micro  # noqa: E402
+from testbed import micro
 
 
 def main():

@@ -8,7 +8,7 @@ build/bench/, ending with the lines
 ratios of many short runs; 64-byte frames, with the AWAFS header from
 net_pcap, and without from net_null).
 
-usage: python3 bench/run.py OUTDIR CORE_BENCH STOCK_VSWITCHD
+usage: python3 -m bench.run OUTDIR CORE_BENCH STOCK_VSWITCHD
 """
 
 import csv
@@ -19,14 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+from bench import agent_cost, forwarding
+from testbed.sim import window_deviation
+from testbed.workload import workloads_dir
 
-import agent_cost  # noqa: E402
-import forwarding  # noqa: E402
-from testbed.sim import window_deviation  # noqa: E402
-from testbed.workload import workloads_dir  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 RUNS, SECONDS = forwarding.RUNS, forwarding.SECONDS
 ALL_AWAFS = ["no-qos", "egress-policer", "awafs-static-4q",
@@ -181,7 +178,7 @@ def main():
               "vhost-user ports whose guest, dpdk-testpmd on core 0, "
               "receives and drops, with as many queue pairs as PMDs (with 2 "
               "PMDs core 0 runs a PMD and the guest). Command: `python3 "
-              "bench/forwarding.py --source SRC --size N [--pmds 2] "
+              "-m bench.forwarding --source SRC --size N [--pmds 2] "
               "[--sink vhost]`.\n")
     md.append("| binary | frames | PMDs | output | config | cycles/packet | "
               "Mpps | ratio |")
@@ -225,7 +222,7 @@ def main():
     md.append("\n## Host agent cost\n")
     md.append("iperf3 TCP between two network namespaces over a veth pair "
               "(no switch, TSO/GSO on), 3 runs × 3 s, median; ratio to no "
-              "agent in the same run. Command: `python3 bench/agent_cost.py`."
+              "agent in the same run. Command: `python3 -m bench.agent_cost`."
               "\n")
     md.append("| sender | Gbit/s | ratio |")
     md.append("|---|---|---|")

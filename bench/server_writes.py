@@ -1,6 +1,6 @@
 """How real servers write a response: system calls per response, by strace.
 
-    python3 bench/server_writes.py
+    python3 -m bench.server_writes
 
 nginx (a 10 kB and a 1 MB file over one keep-alive connection), redis-server
 (GET of a 10 kB and a 1 MB value) and memcached (get of a 10 kB and a
@@ -17,11 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.net import EndHost
+from testbed.servers import Memcached, Nginx, Redis
 
-from testbed.net import EndHost  # noqa: E402
-from testbed.servers import Memcached, Nginx, Redis  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 SIZES = [10000, 1000000]
 SYSCALLS = "write,writev,sendfile,sendmsg,sendto"

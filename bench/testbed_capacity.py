@@ -9,7 +9,7 @@ leaf-spine fabric.  The evaluation's bottleneck must sit well below the
 unshaped capacity, so that what it measures is the scheduler, not the
 testbed.
 
-usage: python3 bench/testbed_capacity.py [--seconds S]
+usage: python3 -m bench.testbed_capacity [--seconds S]
 
 Prints a markdown table (docs/evaluation.md quotes it)."""
 
@@ -21,10 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.net import AwafsNet, LeafSpineTopo, StarTopo
 
-from testbed.net import AwafsNet, LeafSpineTopo, StarTopo  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 RATE = 100000000
 

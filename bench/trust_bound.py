@@ -4,7 +4,7 @@ with and without a tenant that forges FINs and RSTs, loops SYN/FIN, leaves
 sequence gaps, floods the flow table and sends empty and padded segments
 (testbed/attacker.py) into the same awafs port at a given wire rate.
 
-    python3 bench/trust_bound.py [--trust switch,verify] [--seeds 3]
+    python3 -m bench.trust_bound [--trust switch,verify] [--seeds 3]
         [--attacks all,no-completions] [--flows N] [--load BPS]
         [--attack-rate BPS] [--rate-limit N] [--out DIR]
 
@@ -29,11 +29,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from testbed.micro import (LONG, SHORT, MicroBench, p99,  # noqa: E402
+from testbed.micro import (LONG, SHORT, MicroBench, p99,
                            timed, write_study)
+
+REPO = Path(__file__).resolve().parent.parent
 
 SCHEME = "awafs-pct10"
 # What the attacker sends (testbed/attacker.py --attacks): everything, and
@@ -140,7 +139,7 @@ def report(rows, args):
     lines = [
         "# Trust bound: a lying tenant against the micro benchmark",
         "",
-        f"`python3 bench/trust_bound.py --trust {','.join(args.trust)} "
+        f"`python3 -m bench.trust_bound --trust {','.join(args.trust)} "
         f"--attacks {','.join(args.attacks)} --seeds {args.seeds} "
         f"--flows {args.flows} --load {args.load:.0f} "
         f"--attack-rate {args.attack_rate:.0f} "

@@ -14,7 +14,7 @@ marking at the port.  The demo prints the regime (transport as the sockets
 ran it, ECN, buffer, the load the port carried), the flow completion times
 of each scheme, how the threshold converged, and writes a plot.
 
-    python3 demo/awafs_demo.py [--transport cubic|bbr|dctcp]
+    python3 -m demo.awafs_demo [--transport cubic|bbr|dctcp]
 
 --transport cubic (or bbr) runs the same without ECN: with one shared
 1024-packet buffer, FIFO's short flows then wait behind a standing queue
@@ -25,10 +25,9 @@ import os
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.micro import LONG, SHORT, MicroBench
 
-from testbed.micro import LONG, SHORT, MicroBench  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 SCHEMES = [("fifo", "one queue (FIFO)"),
            ("static-1000KB", "static threshold 1000 kB"),

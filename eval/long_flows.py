@@ -1,6 +1,6 @@
 """What the demo's long flows pay, per transport, and why (issue 35).
 
-    python3 eval/long_flows.py [--transports bbr,cubic,dctcp] [--seeds 5]
+    python3 -m eval.long_flows [--transports bbr,cubic,dctcp] [--seeds 5]
                                [--flows 1000] [--load BPS] [--out DIR]
 
 The demo's regime (testbed/micro.py: nginx, 80 % 10 kB / 20 % 1000 kB,
@@ -35,11 +35,10 @@ import sys
 import threading
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from testbed.micro import (LONG, SHORT, MicroBench, p99,  # noqa: E402
+from testbed.micro import (LONG, SHORT, MicroBench, p99,
                            timed, write_rows, write_study)
+
+REPO = Path(__file__).resolve().parent.parent
 
 SCHEMES = ["fifo", "static-1000KB", "awafs-pct10"]
 RATE = 100e6
@@ -166,7 +165,7 @@ def ci95(values):
 def report(rows, args):
     out = ["# Long flows under FIFO, a static threshold and AWAFS, per "
            "transport", "",
-           f"`python3 eval/long_flows.py --transports "
+           f"`python3 -m eval.long_flows --transports "
            f"{','.join(args.transports)} --seeds {args.seeds} --flows "
            f"{args.flows} --load {args.load:.0f}`", "",
            f"The demo's regime: {args.flows} flows (80 % 10 kB, 20 % "

@@ -1,7 +1,7 @@
 """The thesis's micro benchmark (§5.3) with real servers: flow completion
 times through the patched switch under FIFO, static and adaptive MLFQ.
 
-    python3 eval/micro_nginx.py [--flows N] [--load BPS] [--rate BPS]
+    python3 -m eval.micro_nginx [--flows N] [--load BPS] [--rate BPS]
                                 [--seed S] [--transport T] [--out DIR]
 
 Set-up: testbed/micro.py (nginx on two senders with the host agent, the
@@ -23,11 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from testbed.micro import (LONG, SHORT, MicroBench,  # noqa: E402
+from testbed.micro import (LONG, SHORT, MicroBench,
                            markdown_table, write_csv)
+
+REPO = Path(__file__).resolve().parent.parent
 
 SCHEMES = ["fifo", "static-1000KB", "static-10KB", "awafs-pct10",
            "awafs-pct70"]

@@ -1,6 +1,6 @@
 """`make eval`: the thesis's experiments on real TCP through the switch.
 
-    python3 eval/run.py [--out DIR] [--only EXPERIMENT] [--match TEXT]
+    python3 -m eval.run [--out DIR] [--only EXPERIMENT] [--match TEXT]
                         [--scale F] [--list]
 
 Runs every run of the suite that has no result yet (a run's result is its
@@ -77,16 +77,13 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "eval"))
-sys.path.insert(0, str(REPO / "sim"))
+from eval import report
+from testbed.flowbench import PORT
+from testbed.flowgen import cdf_mean
+from testbed.ovs_sandbox import one_switch_per_machine
+from testbed.workload import load_cdf, workloads_dir
 
-import report  # noqa: E402
-from testbed.flowbench import PORT  # noqa: E402
-from testbed.flowgen import cdf_mean  # noqa: E402
-from testbed.ovs_sandbox import one_switch_per_machine  # noqa: E402
-from testbed.workload import load_cdf, workloads_dir  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 RATE = 100000000
 SECONDS_PER_RUN = 30           # Arrivals of a run span about this long.
@@ -183,7 +180,7 @@ def karuna_schemes(workload, load):
     """dctcp-only, deadline-on-top and Karuna with the static thresholds of
     sim/karuna_thresholds.py (a third of the flows of each type), and
     learned from them."""
-    from karuna_thresholds import solve, thresholds
+    from sim.karuna_thresholds import solve, thresholds
     shares = (1 / 3, 1 / 3, 1 / 3)
     points = load_cdf(cdf_path(workload))
     phi, theta, _ = solve(KARUNA_QUEUES - 1, load, shares)

@@ -3,7 +3,7 @@ thresholds {beta} of type 2 flows (known size) and the sieving thresholds
 {alpha} of type 3 flows (unknown size) that minimise the mean FCT of both
 types, for a workload CDF, a load and the share of each flow type.
 
-    python3 sim/karuna_thresholds.py --cdf ../shared/workloads/websearch.cdf \
+    python3 -m sim.karuna_thresholds --cdf ../shared/workloads/websearch.cdf \
         --load 0.8 [--queues 8] [--shares 1/3,1/3,1/3]
 
 The objective is the appendix's: with phi_j (theta_j) the fraction of all
@@ -26,15 +26,13 @@ alpha (each type's sizes follow the workload's CDF).
 """
 
 import argparse
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from testbed.workload import inverse_cdf, load_cdf  # noqa: E402
+from testbed.workload import inverse_cdf, load_cdf
 
 STARTS = 20
 

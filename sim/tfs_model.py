@@ -36,15 +36,13 @@ Factor of improvement = E[FCT baseline] / E[FCT TFS or TFS+], over short flows
 At rho = 0.9 and w = 0.1 the baseline's load rho / (1 - w) is 1: the tool
 reports the limit as the load approaches it (the letter's 1.99x for TFS+).
 
-    python3 sim/tfs_model.py --cdf ../shared/workloads/datamining.cdf
+    python3 -m sim.tfs_model --cdf ../shared/workloads/datamining.cdf
 """
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from testbed.workload import load_cdf  # noqa: E402
+from testbed.workload import load_cdf
 
 LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 

@@ -5,19 +5,18 @@ host agent's cgroup, and the client on n0."""
 import sys
 
 from testbed.flowgen import merge_logs
-from testbed.senderbed import REPO, SenderBed
+from testbed.senderbed import SenderBed
 from testbed.servers import Server
 
-FLOWGEN = str(REPO / "testbed" / "flowgen.py")
+FLOWGEN = [sys.executable, "-m", "testbed.flowgen"]
 PORT = 7000
 
 
 class FlowgenServer(Server):
     def __init__(self, host, log, one_call, cgroup, karuna=None):
         self.log = log
-        super().__init__(host, [sys.executable, FLOWGEN, "server", "--addr",
-                                host.addr, "--port", str(PORT), "--log",
-                                str(log)]
+        super().__init__(host, [*FLOWGEN, "server", "--addr", host.addr,
+                                "--port", str(PORT), "--log", str(log)]
                          + (["--one-call"] if one_call else [])
                          + (["--karuna", karuna] if karuna else []),
                          PORT, cgroup)
@@ -26,7 +25,7 @@ class FlowgenServer(Server):
 def base_rtt_us(host, servers, per_flow=False):
     """flowgen's base RTT from 'host' to 'servers' (addr:port), measured
     while no awafs QoS is configured, so that no switch learns its probes."""
-    argv = [sys.executable, FLOWGEN, "probe"]
+    argv = [*FLOWGEN, "probe"]
     for s in servers:
         argv += ["--server", s]
     return int(host.run(*argv, *(["--per-flow"] if per_flow else []))
@@ -39,8 +38,8 @@ def client_argv(servers, phases, load, rate, base_rtt, out, seed=1,
     'flows' flows to the 'servers' (addr:port) offered at 'load' bits/s,
     their slowdowns against 'rate' and the base RTT 'base_rtt' (us); the
     rows go to the CSV 'out'."""
-    argv = [sys.executable, FLOWGEN, "client", "--load", str(load),
-            "--rate", str(rate), "--seed", str(seed), "--first-id",
+    argv = [*FLOWGEN, "client", "--load", str(load), "--rate",
+            str(rate), "--seed", str(seed), "--first-id",
             str(first_id), "--base-rtt-us", str(base_rtt), "--out", str(out)]
     for cdf, flows in phases:
         argv += ["--phase", f"{cdf}:{flows}"]

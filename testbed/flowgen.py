@@ -66,11 +66,8 @@ import socket
 import struct
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from testbed.workload import inverse_cdf, load_cdf  # noqa: E402
+from testbed.workload import inverse_cdf, load_cdf
 
 REQ = struct.Struct("!QQ")
 SO_MARK = 36                    # socket.SO_MARK, absent before Python 3.12.

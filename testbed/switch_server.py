@@ -4,18 +4,14 @@ Ctrl-C or SIGTERM: the sandboxed ovsdb-server and ovs-vswitchd
 and one DPDK port, dpdk0 (net_null: it drops what it is sent), whose
 OpenFlow controller is CONTROLLER and whose OVSDB also listens on OVSDB.
 
-usage: build/venv/bin/python testbed/switch_server.py
+usage: build/venv/bin/python -m testbed.switch_server
            [--controller tcp:127.0.0.1:6653] [--ovsdb ptcp:6640:127.0.0.1]
 """
 
 import argparse
 import signal
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from testbed.ovs_sandbox import (OvsSandbox,  # noqa: E402
+from testbed.ovs_sandbox import (OvsSandbox,
                                  one_switch_per_machine)
 
 DPID = "0000000000000001"

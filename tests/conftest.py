@@ -2,13 +2,11 @@
 that it runs as root."""
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))       # For the testbed package.
 BUILD = REPO / "build"
 BIN = BUILD / "bin"
 
@@ -85,7 +83,7 @@ def hosts():
 @pytest.fixture
 def cgroup():
     """A cgroup v2 directory, with the host agent detached afterwards."""
-    from endhosts import agent
+    from tests.endhosts import agent
     from testbed.hosts import Cgroup
 
     cg = Cgroup("awafs-test")
@@ -98,7 +96,7 @@ def cgroup():
 def qos(hosts):
     """An exact-window awafs on p2 whose 8 queues' thresholds are the
     endhosts.PCTS percentiles of every completion of the test."""
-    from endhosts import PCTS
+    from tests.endhosts import PCTS
 
     hosts.sb.set_awafs("p2", queues=8,
                        percentiles=",".join(map(str, PCTS)),

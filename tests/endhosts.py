@@ -3,7 +3,7 @@ test application, and what the switch learned."""
 
 import subprocess
 
-from conftest import BIN, REPO
+from tests.conftest import BIN, REPO
 from testbed.switch import wait_until
 
 APP = str(REPO / "testbed" / "tcp_app.py")

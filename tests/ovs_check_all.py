@@ -8,7 +8,7 @@ parallel run does not count.  Fails on any failure that is not a known
 one, by number and title, and if the testsuite did not run; a known
 failure that passes is reported, not an error.
 
-usage: python3 tests/ovs_check_all.py OVS_BUILD_DIR JOBS
+usage: python3 -m tests.ovs_check_all OVS_BUILD_DIR JOBS
 """
 
 import re

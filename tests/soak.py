@@ -22,7 +22,7 @@ than the first half's (plus 4 MiB); the thresholds were still being
 recomputed in the last adaptive phase.  Writes soak.csv and soak.svg (RSS
 and mbufs in use over time) to OUTDIR.
 
-usage: python3 tests/soak.py [--minutes M] [--out OUTDIR]
+usage: python3 -m tests.soak [--minutes M] [--out OUTDIR]
 """
 
 import argparse
@@ -34,12 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-
-from forwarding import write_pcap  # noqa: E402
-from testbed.controller import Controller, free_port  # noqa: E402
-from testbed.ovs_sandbox import (OvsSandbox,  # noqa: E402
+from bench.forwarding import write_pcap
+from testbed.controller import Controller, free_port
+from testbed.ovs_sandbox import (OvsSandbox,
                                  one_switch_per_machine)
 
 RATE = 2000000000               # p1's max-rate: backlogged.

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, REPO
+from tests.conftest import BUILD, REPO
 
 SERIES = [line.strip() for line in
           (REPO / "ovs-patches" / "series").read_text().splitlines()

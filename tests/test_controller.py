@@ -10,8 +10,8 @@ import yaml
 from openapi_schema_validator import OAS30Validator
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import BUILD, REPO
-from test_controller_unit import BAD_CONFIGS, GOOD_CONFIGS
+from tests.conftest import BUILD, REPO
+from tests.test_controller_unit import BAD_CONFIGS, GOOD_CONFIGS
 import testbed.controller
 from testbed.controller import free_port
 from testbed.ovs_sandbox import REJECTED_QOS

@@ -6,19 +6,14 @@ import json
 import re
 import struct
 import subprocess
-import sys
 import types
 
 import pytest
 import yaml
 
-from conftest import BIN, REPO
+from awafs_controller import compat, config, keys, nxst, props
 from testbed.traffic import core_constants
-
-sys.path.insert(0, str(REPO / "ryu-app"))
-
-from awafs_controller import (compat, config, keys, nxst,  # noqa: E402
-                              props)
+from tests.conftest import BIN, REPO
 
 VECTOR = REPO / "ofproto-ext" / "tests" / "nxst-awafs-reply.hex"
 

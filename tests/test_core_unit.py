@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, REPO
+from tests.conftest import BUILD, REPO
 
 UNIT_SOURCES = sorted((REPO / "tests" / "unit").glob("test-*.c"))
 

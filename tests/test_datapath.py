@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import REPO
+from tests.conftest import REPO
 from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
 from testbed.switch import completion_frames, wait_until
 from testbed.traffic import tcp_frame

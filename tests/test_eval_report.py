@@ -3,14 +3,8 @@ again (eval/run.py), and the report is regenerated from the runs' files
 alone (eval/report.py)."""
 
 import csv
-import sys
 
-from conftest import REPO
-
-sys.path.insert(0, str(REPO / "eval"))
-
-import report  # noqa: E402
-import run  # noqa: E402
+from eval import report, run
 
 PORTS = {"p0": {"dropped": 3, "ecn_marks": 40}}
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from soak import forwarded, mbufs_in_use, write_pcap
+from tests.soak import forwarded, mbufs_in_use, write_pcap
 from testbed.ovs_sandbox import OvsSandbox
 from testbed.switch import wait_until
 from testbed.traffic import WIRE_OVERHEAD

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, REPO
+from tests.conftest import BUILD, REPO
 from testbed.switch import bridge_output, wait_until
 from testbed.traffic import Capture, tcp_frame
 

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from conftest import REPO
-from endhosts import (AGENT, PCTS, agent, counters, learned, nearest_rank,
-                      transfer)
+from tests.conftest import REPO
+from tests.endhosts import (AGENT, PCTS, agent, counters, learned,
+                            nearest_rank, transfer)
 from testbed.hosts import cgroup2_root
 from testbed.traffic import AWAFS_KIND, SENT_MAX
 

@@ -6,11 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO
-
-sys.path.insert(0, str(REPO / "sim"))
-import karuna_thresholds as kt  # noqa: E402
-from testbed.workload import load_cdf  # noqa: E402
+from sim import karuna_thresholds as kt
+from testbed.workload import load_cdf
 
 THIRDS = [1 / 3, 1 / 3, 1 / 3]
 
@@ -43,13 +40,13 @@ def test_thresholds_follow_the_workload(workloads):
 
 def test_command_line(workloads):
     cdf = str(workloads / "websearch.cdf")
-    out = subprocess.run([sys.executable, REPO / "sim" / "karuna_thresholds.py",
+    out = subprocess.run([sys.executable, "-m", "sim.karuna_thresholds",
                           "--cdf", cdf, "--load", "0.8", "--queues", "4"],
                          capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
     assert lines[0].startswith("beta") and lines[1].startswith("alpha")
     assert len(lines[1].split(": ")[1].split(",")) == 3
-    bad = subprocess.run([sys.executable, REPO / "sim" / "karuna_thresholds.py",
+    bad = subprocess.run([sys.executable, "-m", "sim.karuna_thresholds",
                           "--cdf", cdf, "--load", "0.8", "--shares", "1,1,1"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "add up to 1" in bad.stderr

@@ -21,8 +21,8 @@ import sys
 
 import pytest
 
-from conftest import REPO
-from endhosts import agent, assert_learned_exactly, counters, transfer
+from tests.conftest import REPO
+from tests.endhosts import agent, assert_learned_exactly, counters, transfer
 from testbed.servers import Memcached, Nginx, Redis, resp_bulk_reply_size
 from testbed.workload import load_cdf, weyl_samples
 

@@ -5,7 +5,7 @@ spells the option's ExID."""
 
 import subprocess
 
-from conftest import REPO
+from tests.conftest import REPO
 from testbed.traffic import core_constants
 
 SOURCES = ("*.c", "*.h", "*.py", "*.sh")

@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from conftest import BIN, BUILD, REPO
+from tests.conftest import BIN, BUILD, REPO
 
 SCRIPTS = REPO / "build-aux"
 OVS_PROGRAMS = ["ovs-vswitchd", "ovsdb-server", "ovsdb-tool", "ovs-vsctl",

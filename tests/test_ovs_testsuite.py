@@ -8,9 +8,8 @@ docs/testing.md lists the keywords."""
 import re
 import subprocess
 
-
-from conftest import BUILD
-from ovs_check_all import failures, known_failures, run, verdict
+from tests.conftest import BUILD
+from tests.ovs_check_all import failures, known_failures, run, verdict
 
 KEYWORDS = ["dpif-netdev", "pmd", "queue", "awafs", "DSCP", "flood", "unixctl"]
 

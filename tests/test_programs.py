@@ -13,7 +13,7 @@ import re
 import shlex
 import subprocess
 
-from conftest import REPO
+from tests.conftest import REPO
 
 SETUP = REPO / "build-aux/setup-debian.sh"
 PYTHON_DIRS = ("tests", "testbed", "demo", "bench", "eval", "host-agent",
@@ -226,8 +226,8 @@ def test_setup_refuses_a_listed_program_it_cannot_find(tmp_path):
     assert "\nsed:sed\n" in text
     script.write_text(text.replace("\nsed:sed\n",
                                    "\nsed:sed\nawafs-absent:coreutils\n"))
-    (tmp_path / "requirements.txt").write_bytes(
-        (REPO / "requirements.txt").read_bytes())
+    for name in ("requirements.txt", "pyproject.toml"):
+        (tmp_path / name).write_bytes((REPO / name).read_bytes())
     proc = subprocess.run(["sh", str(script), str(REPO / "build" / "venv")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr

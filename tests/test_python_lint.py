@@ -4,7 +4,7 @@ undefined names."""
 import subprocess
 import sys
 
-from conftest import REPO
+from tests.conftest import REPO
 
 
 def test_pyflakes():

@@ -9,8 +9,7 @@ import signal
 import subprocess
 import urllib.request
 
-
-from conftest import REPO
+from tests.conftest import REPO
 from testbed.switch import wait_until
 
 

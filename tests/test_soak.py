@@ -5,9 +5,8 @@ forwarding throughout, the controller back each time, mbufs back to the
 baseline, RSS flat, thresholds still recomputed.  `make soak` runs it for
 30 minutes."""
 
-
-from conftest import BUILD
-from soak import soak
+from tests.conftest import BUILD
+from tests.soak import soak
 
 
 def test_soak_two_minutes():

@@ -5,11 +5,8 @@ import sys
 
 import pytest
 
-from conftest import REPO
-
-sys.path.insert(0, str(REPO / "sim"))
-import tfs_model  # noqa: E402
-from testbed.workload import load_cdf  # noqa: E402
+from sim import tfs_model
+from testbed.workload import load_cdf
 
 
 def test_moments_of_a_uniform_and_a_point_mass():
@@ -66,13 +63,13 @@ def test_the_letters_findings(cdfs):
 
 def test_command_line(workloads):
     out = subprocess.run(
-        [sys.executable, REPO / "sim" / "tfs_model.py", "--cdf",
+        [sys.executable, "-m", "sim.tfs_model", "--cdf",
          workloads / "cache.cdf", "--loads", "0.5,0.95"],
         capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[1].split()[:2] == ["cache", "0.50"]
     assert "unstable" in out.splitlines()[2]
     bad = subprocess.run(
-        [sys.executable, REPO / "sim" / "tfs_model.py", "--cdf",
+        [sys.executable, "-m", "sim.tfs_model", "--cdf",
          workloads / "cache.cdf", "--loss", "1"],
         capture_output=True, text=True)
     assert bad.returncode == 2 and "--loss" in bad.stderr

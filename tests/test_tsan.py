@@ -6,7 +6,7 @@ packet accounted for."""
 
 import subprocess
 
-from conftest import BUILD
+from tests.conftest import BUILD
 
 
 def test_core_concurrency_under_thread_sanitizer():

@@ -16,8 +16,8 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, REPO
-from test_ovs_testsuite import run_testsuite
+from tests.conftest import BUILD, REPO
+from tests.test_ovs_testsuite import run_testsuite
 
 TARBALL = "/usr/src/openvswitch/openvswitch.tar.gz"
 GIT_ASIDE = "git-aside"

@@ -9,7 +9,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from test_send_path import HIGH, LOW, frames
+from tests.test_send_path import HIGH, LOW, frames
 from testbed.switch import wait_until
 from testbed.traffic import Capture, RawPort, parse_frame
 from testbed.vhost import TAP, VhostSwitch

@@ -8,19 +8,16 @@ usage: build/venv/bin/python ofproto-ext/tests/capture_reply.py
 
 import socket
 import struct
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))
-sys.path.insert(0, str(HERE.parent.parent / "ryu-app"))
 
-from awafs_controller.nxst import (EXP_TYPE, NX_VENDOR_ID,  # noqa: E402
+from awafs_controller.nxst import (EXP_TYPE, NX_VENDOR_ID,
                                    OF13_VERSION, OFPMP_EXPERIMENTER,
                                    OFPT_MULTIPART_REPLY, request_body)
-from testbed.ovs_sandbox import one_switch_per_machine  # noqa: E402
-from testbed.switch import Switch, completion_frames, wait_until  # noqa: E402
-from testbed.workload import weyl_samples  # noqa: E402
+from testbed.ovs_sandbox import one_switch_per_machine
+from testbed.switch import Switch, completion_frames, wait_until
+from testbed.workload import weyl_samples
 
 OFPT_HELLO, OFPT_MULTIPART_REQUEST = 0, 18
 MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]

@@ -1,0 +1,1 @@
+"""The AWAFS test suite (pytest; docs/testing.md) and the soak."""
