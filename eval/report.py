@@ -450,117 +450,146 @@ def lateness(runs):
     return "\n".join(lines)
 
 
+CLASS_COLS = ["class", "scheme", "flows", "mean_ms", "p99_ms", "slowdown",
+              "timeout_flows", "dropped", "ecn_marks"]
+CLASS_HEAD = ["class", "scheme", "flows", "mean", "p99", "mean slowdown",
+              "flows with a timeout", "drops", "CE"]
+
+
+def micro_section(micro, runs, out):
+    plot_micro(micro, out / "micro.png")
+    plot_convergence(runs, out / "micro-threshold.png")
+    return ["## Micro benchmark (§5.3)", "", "![micro](micro.png)", "",
+            "![threshold](micro-threshold.png)", "",
+            table(sorted(micro, key=lambda r: (
+                r["transport"], r["class"], r["load"], r["scheme"])),
+                ["transport", "load", "class", "scheme", "flows",
+                 "mean_ms", "p99_ms", "dropped", "ecn_marks"],
+                ["transport", "load %", "class", "scheme", "flows",
+                 "mean", "p99", "drops", "CE"]), "",
+            "AWAFS against the static thresholds (change of FCT):", "",
+            comparison(micro, lambda k: [
+                (a, b) for a in ("awafs-pct10", "awafs-pct10-from-1KB",
+                                 "awafs-pct70")
+                for b in ("static-1000KB", "static-10KB", "fifo")],
+                ["transport", "load"], ["short", "long"]), ""]
+
+
+def shift_section(shift, runs, out):
+    md = ["## Workload shift: data mining, then web search (§5.4)", ""]
+    if plot_shift(runs, out / "shift.png"):
+        md += ["![shift](shift.png)", ""]
+    return md + [
+        table(sorted(shift, key=lambda r: (r["phase"], r["class"],
+                                           r["scheme"])),
+              ["workload"] + CLASS_COLS, ["phase"] + CLASS_HEAD), "",
+        "AWAFS against the static thresholds, per phase:", "",
+        comparison(shift, lambda k: [
+            (f"awafs-q{q}", f"static-q{q}") for q in (2, 3, 4)],
+            ["workload"], ["small", "all"]), ""]
+
+
+def pias_section(pias, runs, out):
+    return ["## AWAFS and PIAS with matched and mismatched thresholds "
+            "(§5.5)", "",
+            table(sorted(pias, key=lambda r: (r["workload"], r["load"],
+                                              r["class"], r["scheme"])),
+                  ["workload", "load"] + CLASS_COLS,
+                  ["workload", "load %"] + CLASS_HEAD), "",
+            "AWAFS against PIAS with the thesis's mismatched thresholds "
+            "(and against the matched ones):", "",
+            comparison(pias, lambda k: [
+                (a, b) for a in ("awafs-refpct", "awafs-pias-positions")
+                for b in (MISMATCHED[k["workload"]],
+                          f"pias-{k['workload']}")],
+                ["workload", "load"], ["small", "all"]), ""]
+
+
+def hetero_section(hetero, runs, out):
+    return ["## Heterogeneous traffic on a leaf-spine fabric (§5.6)", "",
+            table(sorted(hetero, key=lambda r: (r["load"], r["workload"],
+                                                r["class"], r["scheme"])),
+                  ["load", "workload"] + CLASS_COLS,
+                  ["load %", "pair workload"] + CLASS_HEAD), "",
+            "AWAFS against PIAS's web-search thresholds on every port:",
+            "", comparison(hetero, lambda k: [("awafs-refpct",
+                                                "pias-websearch")],
+                           ["load", "workload"], ["small", "all"]), "",
+            final_thresholds(runs), ""]
+
+
+def tardy_section(tardy, runs, out):
+    return ["## Tardy flows: TFS and TFS+ against AWAFS alone (seed 004)",
+            "", "Short flows (<= 100 kB) that lost a packet (tardy) and "
+            "the others; cubic without ECN, a shallow buffer.", "",
+            table(sorted(tardy, key=lambda r: (r["workload"], r["load"],
+                                               r["class"], r["scheme"])),
+                  ["workload", "load"] + CLASS_COLS,
+                  ["workload", "load %"] + CLASS_HEAD), "",
+            "Factor of improvement of the mean FCT (AWAFS alone over TFS "
+            "or TFS+): measured / the letter's model (sim/tfs_model.py) at "
+            "the run's load and the share of flows that lost a packet "
+            "with AWAFS alone:", "", tardy_factors(tardy), ""]
+
+
+def karuna_section(karuna, runs, out):
+    return ["## Karuna's mix-flows (seed 003)", "",
+            "A third of the flows of each type (1: deadline, 2: known "
+            "size, 3: unknown size); DCTCP for all of them, but for "
+            "karuna-mcp (MCP: deadline flows paced to their deadline).",
+            "",
+            table(sorted(karuna, key=lambda r: (r["workload"], r["load"],
+                                                r["class"], r["scheme"])),
+                  ["workload", "load", "class", "scheme", "flows",
+                   "miss_pct", "mean_ms", "p95_ms", "p99_ms",
+                   "timeout_flows", "dropped", "ecn_marks"],
+                  ["workload", "load %", "class", "scheme", "flows",
+                   "deadline miss %", "mean", "p95", "p99",
+                   "flows with a timeout", "drops", "CE"]), "",
+            "Karuna against the baselines (change of FCT; negative is "
+            "shorter):", "", karuna_changes(karuna), ""]
+
+
+def preamble(out):
+    return ["# Evaluation report", "",
+            "Regenerated by `python3 -m eval.report` from the runs under "
+            f"`{out}/runs/` (`make eval`).  Times in ms; `drops` and `CE` "
+            "are the awafs ports' dropped and CE-marked packets over the "
+            "run.", ""]
+
+
+def overhead_section(runs):
+    return ["## The generators' own overhead", "",
+            "How late the load generators (testbed/httpload.py, "
+            "testbed/flowgen.py) sent each request against its schedule.",
+            "", lateness(runs), ""]
+
+
+def write_summary(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
+        w.writeheader()
+        for exp_rows in rows.values():
+            w.writerows(exp_rows)
+
+
 def main(argv):
+    # The registry names this module's rows and sections: imported here,
+    # not above, so that it can import this module.
+    from eval.experiments import EXPERIMENTS
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
     args = ap.parse_args(argv)
     out = Path(args.out)
-    runs = {exp: load_runs(out, exp)
-            for exp in ("micro", "shift", "pias", "hetero", "tardy",
-                        "karuna")}
-    micro = micro_rows(runs["micro"])
-    shift = shift_rows(runs["shift"])
-    pias = pias_rows(runs["pias"])
-    hetero = hetero_rows(runs["hetero"])
-    tardy = tardy_rows(runs["tardy"])
-    karuna = karuna_rows(runs["karuna"])
-    with open(out / "summary.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS, restval="")
-        w.writeheader()
-        w.writerows(micro + shift + pias + hetero + tardy + karuna)
-    md = ["# Evaluation report", "",
-          "Regenerated by `python3 -m eval.report` from the runs under "
-          f"`{out}/runs/` (`make eval`).  Times in ms; `drops` and `CE` are "
-          "the awafs ports' dropped and CE-marked packets over the run.", ""]
-    class_cols = ["class", "scheme", "flows", "mean_ms", "p99_ms", "slowdown",
-                  "timeout_flows", "dropped", "ecn_marks"]
-    class_head = ["class", "scheme", "flows", "mean", "p99", "mean slowdown",
-                  "flows with a timeout", "drops", "CE"]
-    if micro:
-        plot_micro(micro, out / "micro.png")
-        plot_convergence(runs["micro"], out / "micro-threshold.png")
-        md += ["## Micro benchmark (§5.3)", "", "![micro](micro.png)", "",
-               "![threshold](micro-threshold.png)", "",
-               table(sorted(micro, key=lambda r: (
-                   r["transport"], r["class"], r["load"], r["scheme"])),
-                   ["transport", "load", "class", "scheme", "flows",
-                    "mean_ms", "p99_ms", "dropped", "ecn_marks"],
-                   ["transport", "load %", "class", "scheme", "flows",
-                    "mean", "p99", "drops", "CE"]), "",
-               "AWAFS against the static thresholds (change of FCT):", "",
-               comparison(micro, lambda k: [
-                   (a, b) for a in ("awafs-pct10", "awafs-pct10-from-1KB",
-                                    "awafs-pct70")
-                   for b in ("static-1000KB", "static-10KB", "fifo")],
-                   ["transport", "load"], ["short", "long"]), ""]
-    if shift:
-        md += ["## Workload shift: data mining, then web search (§5.4)", ""]
-        if plot_shift(runs["shift"], out / "shift.png"):
-            md += ["![shift](shift.png)", ""]
-        md += [table(sorted(shift, key=lambda r: (r["phase"], r["class"],
-                                                  r["scheme"])),
-                     ["workload"] + class_cols, ["phase"] + class_head), "",
-               "AWAFS against the static thresholds, per phase:", "",
-               comparison(shift, lambda k: [
-                   (f"awafs-q{q}", f"static-q{q}") for q in (2, 3, 4)],
-                   ["workload"], ["small", "all"]), ""]
-    if pias:
-        md += ["## AWAFS and PIAS with matched and mismatched thresholds "
-               "(§5.5)", "",
-               table(sorted(pias, key=lambda r: (r["workload"], r["load"],
-                                                 r["class"], r["scheme"])),
-                     ["workload", "load"] + class_cols,
-                     ["workload", "load %"] + class_head), "",
-               "AWAFS against PIAS with the thesis's mismatched thresholds "
-               "(and against the matched ones):", "",
-               comparison(pias, lambda k: [
-                   (a, b) for a in ("awafs-refpct", "awafs-pias-positions")
-                   for b in (MISMATCHED[k["workload"]],
-                             f"pias-{k['workload']}")],
-                   ["workload", "load"], ["small", "all"]), ""]
-    if hetero:
-        md += ["## Heterogeneous traffic on a leaf-spine fabric (§5.6)", "",
-               table(sorted(hetero, key=lambda r: (r["load"], r["workload"],
-                                                   r["class"], r["scheme"])),
-                     ["load", "workload"] + class_cols,
-                     ["load %", "pair workload"] + class_head), "",
-               "AWAFS against PIAS's web-search thresholds on every port:",
-               "", comparison(hetero, lambda k: [("awafs-refpct",
-                                                   "pias-websearch")],
-                              ["load", "workload"], ["small", "all"]), "",
-               final_thresholds(runs["hetero"]), ""]
-    if tardy:
-        md += ["## Tardy flows: TFS and TFS+ against AWAFS alone (seed 004)",
-               "", "Short flows (<= 100 kB) that lost a packet (tardy) and "
-               "the others; cubic without ECN, a shallow buffer.", "",
-               table(sorted(tardy, key=lambda r: (r["workload"], r["load"],
-                                                  r["class"], r["scheme"])),
-                     ["workload", "load"] + class_cols,
-                     ["workload", "load %"] + class_head), "",
-               "Factor of improvement of the mean FCT (AWAFS alone over TFS "
-               "or TFS+): measured / the letter's model (sim/tfs_model.py) at "
-               "the run's load and the share of flows that lost a packet "
-               "with AWAFS alone:", "", tardy_factors(tardy), ""]
-    if karuna:
-        md += ["## Karuna's mix-flows (seed 003)", "",
-               "A third of the flows of each type (1: deadline, 2: known "
-               "size, 3: unknown size); DCTCP for all of them, but for "
-               "karuna-mcp (MCP: deadline flows paced to their deadline).",
-               "",
-               table(sorted(karuna, key=lambda r: (r["workload"], r["load"],
-                                                   r["class"], r["scheme"])),
-                     ["workload", "load", "class", "scheme", "flows",
-                      "miss_pct", "mean_ms", "p95_ms", "p99_ms",
-                      "timeout_flows", "dropped", "ecn_marks"],
-                     ["workload", "load %", "class", "scheme", "flows",
-                      "deadline miss %", "mean", "p95", "p99",
-                      "flows with a timeout", "drops", "CE"]), "",
-               "Karuna against the baselines (change of FCT; negative is "
-               "shorter):", "", karuna_changes(karuna), ""]
-    md += ["## The generators' own overhead", "",
-           "How late the load generators (testbed/httpload.py, "
-           "testbed/flowgen.py) sent each request against its schedule.",
-           "", lateness(runs), ""]
+    runs = {name: load_runs(out, name) for name in EXPERIMENTS}
+    rows = {name: exp.rows(runs[name]) for name, exp in EXPERIMENTS.items()}
+    write_summary(out / "summary.csv", rows)
+    md = preamble(out)
+    for name, exp in EXPERIMENTS.items():
+        if rows[name]:
+            md += exp.section(rows[name], runs[name], out)
+    md += overhead_section(runs)
     (out / "report.md").write_text("\n".join(md))
     print(f"report: {out / 'report.md'}", file=sys.stderr)
 

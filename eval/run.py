@@ -74,25 +74,21 @@ import csv
 import json
 import sys
 import time
-from functools import lru_cache
 from pathlib import Path
 
 from eval import report
-from testbed.flowbench import PORT
-from testbed.flowgen import cdf_mean
+from eval.experiments import (EXPERIMENTS, MICRO_MEAN_BYTES, RATE,
+                              cdf_path, mean_bytes)
 from testbed.ovs_sandbox import one_switch_per_machine
 from testbed.workload import load_cdf, workloads_dir
 
 REPO = Path(__file__).resolve().parent.parent
-
-RATE = 100000000
 SECONDS_PER_RUN = 30           # Arrivals of a run span about this long.
 SHIFT_SECONDS = 60             # Each workload of the shift experiment.
 MICRO_LOADS = [0.5, 0.6, 0.7, 0.8, 0.9]
 MICRO_SCHEMES = ["fifo", "static-1KB", "static-10KB", "static-1000KB",
                  "awafs-pct10-from-1KB", "awafs-pct10-from-10KB",
                  "awafs-pct10"]
-MICRO_MEAN_BYTES = 0.8 * 10000 + 0.2 * 1000000
 PIAS_LOADS = [0.5, 0.8]
 HETERO_LOADS = [0.5, 0.8]
 WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
@@ -110,17 +106,6 @@ KARUNA_QUEUES = 8
 KARUNA_DEADLINE = "deadline:10:25000000"
 KARUNA_SENDERS = (KARUNA_DEADLINE, "size", None)
 KARUNA_AGING_SECONDS = 60
-
-
-def cdf_path(workload):
-    """The shared workloads', or one of eval/workloads/."""
-    own = REPO / "eval" / "workloads" / f"{workload}.cdf"
-    return own if own.exists() else workloads_dir() / f"{workload}.cdf"
-
-
-@lru_cache(maxsize=None)
-def mean_bytes(workload):
-    return cdf_mean(load_cdf(cdf_path(workload)))
 
 
 def csvlist(v):
@@ -292,74 +277,14 @@ def suite():
 
 
 def seconds(exp, params):
-    """A run's expected duration: its arrivals and set-up (the largest
-    data-mining flows can outlast the arrivals by a minute or more)."""
-    if exp == "hetero":
-        return params["seconds"] + 30
-    if exp == "micro":
-        return params["flows"] * MICRO_MEAN_BYTES * 8 / (
-            params["load"] * RATE) + 10
-    return sum(n * mean_bytes(w) * 8 / (params["load"] * RATE)
-               for w, n in params["phases"]) + 10
-
-
-def scaled(exp, params, scale):
-    if exp == "micro":
-        params["flows"] = max(20, int(params["flows"] * scale))
-    elif exp == "hetero":
-        params["seconds"] = max(5, params["seconds"] * scale)
-    else:
-        params["phases"] = [(w, max(20, int(n * scale)))
-                            for w, n in params["phases"]]
+    """A run's expected duration."""
+    return EXPERIMENTS[exp].seconds(params)
 
 
 def pending(runs, out):
     """The runs with no result under 'out' yet."""
     return [r for r in runs
             if not (out / "runs" / r[0] / f"{r[1]}.csv").exists()]
-
-
-# ---- the benches --------------------------------------------------------
-
-def bench_for(exp, params):
-    """(kind of bench, its constructor): runs of one kind share a bench."""
-    if exp == "micro":
-        from testbed.micro import MicroBench
-        return (("micro", params["transport"]),
-                lambda: MicroBench(params["transport"]))
-    if exp == "hetero":
-        from testbed.leafspine import LeafSpineBed
-        return ("hetero",), LeafSpineBed
-    from testbed.flowbench import FlowBench
-    transport = params.get("transport", "dctcp")
-    karuna = params.get("karuna")
-    return (("flowbench", transport, karuna),
-            lambda: FlowBench(transport=transport,
-                              karuna=list(karuna) if karuna else None))
-
-
-def run_one(bench, exp, params):
-    """Runs one run; returns (flow rows, {port: thresholds}, port stats)."""
-    if exp == "micro":
-        r = bench.measure(params["scheme"], params["flows"],
-                          params["load"] * RATE, RATE)
-        return r.rows, {"p0": [(t, [v]) for t, v in r.thresholds]}, \
-            {"p0": bench.port_stats}
-    if exp == "hetero":
-        rows, samples = bench.measure(
-            params["qos"], params["load"], RATE,
-            lambda w, bps: bps / (8 * mean_bytes(w)), params["seconds"])
-        return rows, samples, bench.port_stats
-    rows, thresholds = bench.measure(
-        params["qos"], [(cdf_path(w), n) for w, n in params["phases"]],
-        params["load"] * RATE, RATE, per_flow=params.get("per_flow", False))
-    if params.get("karuna"):
-        # Each flow's Karuna spec, from its server: its type and deadline.
-        spec = {f"{h.addr}:{PORT}": k or ""
-                for h, k in zip(bench.senders, params["karuna"])}
-        for r in rows:
-            r["karuna"] = spec[r["server"]]
-    return rows, {"p0": thresholds}, {"p0": bench.port_stats}
 
 
 def write(out, params, rows, thresholds, stats, transport=None):
@@ -403,7 +328,7 @@ def run_all(todo, out):
     try:
         for i, (exp, key, params) in enumerate(todo):
             progress(i, len(todo), time.time() - t0, left)
-            new_kind, make = bench_for(exp, params)
+            new_kind, make = EXPERIMENTS[exp].bench(params)
             if new_kind != kind:
                 if bench:
                     bench.close()
@@ -411,7 +336,7 @@ def run_all(todo, out):
                 bench, kind = make(), new_kind
             path = out / "runs" / exp / f"{key}.csv"
             path.parent.mkdir(parents=True, exist_ok=True)
-            write(path, params, *run_one(bench, exp, params),
+            write(path, params, *EXPERIMENTS[exp].measure(bench, params),
                   bench.transport_record)
             left -= seconds(exp, params)
         progress(len(todo), len(todo), time.time() - t0, 0)
@@ -424,8 +349,7 @@ def run_all(todo, out):
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
-    ap.add_argument("--only", choices=["micro", "shift", "pias", "hetero",
-                                       "tardy", "karuna"])
+    ap.add_argument("--only", choices=list(EXPERIMENTS))
     ap.add_argument("--match", default="")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")
@@ -434,7 +358,7 @@ def main(argv):
     runs = [r for r in suite() if (not args.only or r[0] == args.only)
             and args.match in r[1]]
     for exp, _, params in runs:
-        scaled(exp, params, args.scale)
+        EXPERIMENTS[exp].scale(params, args.scale)
     if args.list:
         for exp, key, params in runs:
             print(f"{exp:6} {key:45} ~{seconds(exp, params):.0f} s")
@@ -445,7 +369,7 @@ def main(argv):
     print(f"{len(runs) - len(todo)} of {len(runs)} runs already done; "
           f"{len(todo)} to run", file=sys.stderr)
     # Runs of one bench together: a bench (hosts, servers) starts once.
-    todo.sort(key=lambda r: str(bench_for(r[0], r[2])[0]))
+    todo.sort(key=lambda r: str(EXPERIMENTS[r[0]].bench(r[2])[0]))
     # Test runs, soaks and the suite use the same machine-wide names.
     with one_switch_per_machine():
         run_all(todo, out)
