@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 
 from sim import tfs_model
+from testbed import markdown
 from testbed.flowgen import (REQ, karuna_deadline_ms,
                              karuna_spec)
 from testbed.workload import load_cdf, workloads_dir
@@ -188,9 +189,9 @@ def tardy_factors(rows):
     the run's load and the loss AWAFS alone measured."""
     index = {(r["workload"], r["load"], r["scheme"], r["class"]): r
              for r in rows}
-    out = ["| workload | load % | tardy flows (w) | "
-           "TFS tardy: measured / model | TFS normal | "
-           "TFS+ tardy | TFS+ normal |", "|---|---|---|---|---|---|---|"]
+    out = markdown.head(["workload", "load %", "tardy flows (w)",
+                         "TFS tardy: measured / model", "TFS normal",
+                         "TFS+ tardy", "TFS+ normal"])
     for wl, load in sorted({(r["workload"], r["load"]) for r in rows}):
         off = index.get((wl, load, "off", "short-tardy"))
         if not off:
@@ -214,8 +215,7 @@ def tardy_factors(rows):
                 # No short flow of that class in a run: nothing measured.
                 cells.append(f"{'–' if got != got else f'{got:.2f}'} / "
                              f"{exp}")
-        out.append(f"| {wl} | {load} | {w:.3f} | " + " | ".join(cells) +
-                   " |")
+        out.append(markdown.row([wl, load, f"{w:.3f}", *cells]))
     return "\n".join(out)
 
 
@@ -261,8 +261,9 @@ def karuna_changes(rows):
     and the deadline-miss rates."""
     index = {(r["workload"], r["load"], r["scheme"], r["class"]): r
              for r in rows}
-    out = ["| load % | scheme | deadline miss | against | type 2 mean | "
-           "type 2 p95 | type 3 mean | type 3 p95 |", "|" + "---|" * 8]
+    out = markdown.head(["load %", "scheme", "deadline miss", "against",
+                         "type 2 mean", "type 2 p95", "type 3 mean",
+                         "type 3 p95"])
     for wl, load in sorted({(r["workload"], r["load"]) for r in rows
                             if r["workload"] != "longflow"}):
         for scheme in ("karuna-static", "karuna-adaptive", "karuna-mcp"):
@@ -277,15 +278,14 @@ def karuna_changes(rows):
                     b = index[(wl, load, base, f"type{t}")]
                     cells += [f"{change(a['mean_ms'], b['mean_ms']):+.0f} %",
                               f"{change(a['p95_ms'], b['p95_ms']):+.0f} %"]
-                out.append(f"| {load} | {scheme} | {a1['miss_pct']:.1f} % "
-                           f"| {base} ({b1['miss_pct']:.1f} %) | "
-                           + " | ".join(cells) + " |")
+                out.append(markdown.row([
+                    load, scheme, f"{a1['miss_pct']:.1f} %",
+                    f"{base} ({b1['miss_pct']:.1f} %)", *cells]))
     return "\n".join(out)
 
 
 def table(rows, cols, header):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "---|" * len(header)]
+    lines = markdown.head(header)
     for r in rows:
         if not r["flows"]:
             continue
@@ -293,7 +293,7 @@ def table(rows, cols, header):
         for c in cols:
             v = r.get(c, "")
             cells.append(f"{v:.2f}" if isinstance(v, float) else str(v))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(markdown.row(cells))
     return "\n".join(lines)
 
 
@@ -392,12 +392,12 @@ def plot_shift(runs, path):
 
 def final_thresholds(runs):
     """The last sampled thresholds of each port of the AWAFS hetero runs."""
-    lines = ["| run | port | thresholds at the end (bytes) |", "|---|---|---|"]
+    lines = markdown.head(["run", "port", "thresholds at the end (bytes)"])
     for run in runs:
         if run.meta["scheme"].startswith("awafs"):
             for port, series in sorted(run.thresholds.items()):
-                lines.append(f"| {run.key} | {port} | "
-                             f"{', '.join(map(str, series[-1][1]))} |")
+                lines.append(markdown.row([
+                    run.key, port, ", ".join(map(str, series[-1][1]))]))
     return "\n".join(lines)
 
 
@@ -412,9 +412,9 @@ def comparison(rows, pairs, keys, classes):
     'keys' (e.g. workload and load)."""
     index = {tuple(r[k] for k in keys + ["scheme", "class"]): r
              for r in rows}
-    out = ["| " + " | ".join(keys) + " | AWAFS | against | " + " | ".join(
-        f"{c} mean | {c} p99" for c in classes) + " | timeouts |",
-           "|" + "---|" * (len(keys) + 3 + 2 * len(classes))]
+    out = markdown.head([*keys, "AWAFS", "against",
+                         *(f"{c} {stat}" for c in classes
+                           for stat in ("mean", "p99")), "timeouts"])
     for key in sorted({tuple(r[k] for k in keys) for r in rows}):
         for scheme, base in pairs(dict(zip(keys, key))):
             cells = []
@@ -430,23 +430,23 @@ def comparison(rows, pairs, keys, classes):
                 b = index[key + (base, classes[-1])]
                 timeouts = (f"{a['timeout_flows']} vs {b['timeout_flows']}"
                             if "timeout_flows" in a else "–")
-                out.append("| " + " | ".join(map(str, key)) +
-                           f" | {scheme} | {base} | " + " | ".join(cells) +
-                           f" | {timeouts} |")
+                out.append(markdown.row([*key, scheme, base, *cells,
+                                         timeouts]))
     return "\n".join(out)
 
 
 def lateness(runs):
     """How late each experiment's generator wrote its requests against the
     Poisson schedule (late_us of every flow): its own overhead."""
-    lines = ["| experiment | flows | mean (ms) | p99 (ms) | max (ms) |",
-             "|---|---|---|---|---|"]
+    lines = markdown.head(["experiment", "flows", "mean (ms)", "p99 (ms)",
+                           "max (ms)"])
     for exp, rs in runs.items():
         late = [int(r["late_us"]) / 1000 for run in rs for r in run.flows
                 if r.get("late_us") not in (None, "")]
         if late:
-            lines.append(f"| {exp} | {len(late)} | {mean(late):.3f} | "
-                         f"{p99(late):.3f} | {max(late):.3f} |")
+            lines.append(markdown.row([exp, len(late), f"{mean(late):.3f}",
+                                       f"{p99(late):.3f}",
+                                       f"{max(late):.3f}"]))
     return "\n".join(lines)
 
 
