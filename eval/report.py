@@ -456,6 +456,14 @@ CLASS_HEAD = ["class", "scheme", "flows", "mean", "p99", "mean slowdown",
               "flows with a timeout", "drops", "CE"]
 
 
+def workload_table(rows):
+    """The class rows of 'rows', per workload and load."""
+    return table(sorted(rows, key=lambda r: (r["workload"], r["load"],
+                                             r["class"], r["scheme"])),
+                 ["workload", "load"] + CLASS_COLS,
+                 ["workload", "load %"] + CLASS_HEAD)
+
+
 def micro_section(micro, runs, out):
     plot_micro(micro, out / "micro.png")
     plot_convergence(runs, out / "micro-threshold.png")
@@ -492,10 +500,7 @@ def shift_section(shift, runs, out):
 def pias_section(pias, runs, out):
     return ["## AWAFS and PIAS with matched and mismatched thresholds "
             "(§5.5)", "",
-            table(sorted(pias, key=lambda r: (r["workload"], r["load"],
-                                              r["class"], r["scheme"])),
-                  ["workload", "load"] + CLASS_COLS,
-                  ["workload", "load %"] + CLASS_HEAD), "",
+            workload_table(pias), "",
             "AWAFS against PIAS with the thesis's mismatched thresholds "
             "(and against the matched ones):", "",
             comparison(pias, lambda k: [
@@ -522,10 +527,7 @@ def tardy_section(tardy, runs, out):
     return ["## Tardy flows: TFS and TFS+ against AWAFS alone (seed 004)",
             "", "Short flows (<= 100 kB) that lost a packet (tardy) and "
             "the others; cubic without ECN, a shallow buffer.", "",
-            table(sorted(tardy, key=lambda r: (r["workload"], r["load"],
-                                               r["class"], r["scheme"])),
-                  ["workload", "load"] + CLASS_COLS,
-                  ["workload", "load %"] + CLASS_HEAD), "",
+            workload_table(tardy), "",
             "Factor of improvement of the mean FCT (AWAFS alone over TFS "
             "or TFS+): measured / the letter's model (sim/tfs_model.py) at "
             "the run's load and the share of flows that lost a packet "
