@@ -62,7 +62,8 @@ MATRIX = [
 ]
 TARGETS = {"ratio": 1.10, "ratio_hdr": 1.20, "stretch": 1.05, "recalc_us": 50,
            "ring_mpps": 10, "memory": 1 << 20, "ratio_2pmd": 1.15,
-           "scaling_2pmd": 1.8, "patched_vs_stock": 1.02}
+           "scaling_2pmd": 1.8, "patched_vs_stock": 1.02,
+           "recalc_auto_us": 1000}
 STOCK_PAIRS = 10        # Alternated stock/patched switches, no QoS.
 
 
@@ -315,6 +316,8 @@ def targets_section(res):
                            "histogram window 64000 samples 8 queues")]
     recalc_64k_exact = core_val[("recalc",
                                  "exact window 64000 samples 8 queues")]
+    recalc_auto = core_val[("recalc", "histogram window 64000 samples 8 "
+                                      "queues percentiles=auto")]
     ring = core_val[("ring", "1 producer(s) push attempts per producer")]
     ring2 = core_val[("ring", "2 producer(s) push attempts per producer")]
     ring_c = core_val[("ring", "1 producer(s) vs flat-out consumer push "
@@ -374,6 +377,11 @@ def targets_section(res):
                 f"dedicated `awafs` thread; {recalc_64k:.1f} µs "
                 f"(histogram, default), {recalc_64k_exact:.0f} µs (exact)",
                 met(recalc_64k <= TARGETS['recalc_us'])]),
+            markdown.row([
+                "percentiles=auto: the FCT model's 7 thresholds ≤ 1 ms per "
+                "recalculation on the default histogram",
+                f"{recalc_auto:.0f} µs (64k-sample window, 80 % load)",
+                met(recalc_auto <= TARGETS['recalc_auto_us'])]),
             markdown.row([
                 "ring ≥ 10 M pushes/s per producer, never blocking",
                 f"{ring:.1f} M/s (1 producer), {ring2:.1f} M/s each (2); "

@@ -319,7 +319,8 @@ GOOD_CONFIGS = [
 
 def test_readme_key_table_is_the_table():
     """vswitchd-conf/README.md's table is written from the table the switch
-    compiles (regenerate it: cd ryu-app; python -m awafs_controller.keys)."""
+    compiles (regenerate it with build/venv/bin/python -m
+    awafs_controller.keys)."""
     readme = (REPO / "vswitchd-conf" / "README.md").read_text()
     start = readme.index("| key | values | default | meaning |")
     end = readme.index("\n\n", start)
