@@ -190,6 +190,21 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
     }
 }
 
+/* Starts 'plan' for 'n_queues' queues and sums 'points' up in 's'; false if
+ * the queues are out of range or 'points' hold no flow. */
+static bool
+fct_begin(struct fct_sums *s, const struct awafs_fct_point *points, size_t n,
+          uint32_t n_queues, double load, struct awafs_fct_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (n_queues < AWAFS_MIN_QUEUES || n_queues > AWAFS_MAX_QUEUES
+        || !fct_sums_init(s, points, n, load)) {
+        return false;
+    }
+    plan->n_queues = n_queues;
+    return true;
+}
+
 bool
 awafs_fct_solve(enum awafs_fct_model model,
                 const struct awafs_fct_point *points, size_t n,
@@ -201,12 +216,9 @@ awafs_fct_solve(enum awafs_fct_model model,
     struct fct_sums s;
     uint32_t k = n_queues;
 
-    memset(plan, 0, sizeof *plan);
-    if (k < AWAFS_MIN_QUEUES || k > AWAFS_MAX_QUEUES
-        || !fct_sums_init(&s, points, n, load)) {
+    if (!fct_begin(&s, points, n, k, load, plan)) {
         return false;
     }
-    plan->n_queues = k;
     for (size_t l = 0; l <= s.n; l++) {
         best[0][l] = fct_cost(model, &s, 0, l);
         from[0][l] = 0;
@@ -246,12 +258,9 @@ awafs_fct_evaluate(enum awafs_fct_model model,
     struct fct_sums s;
     uint32_t k = n_queues;
 
-    memset(plan, 0, sizeof *plan);
-    if (k < AWAFS_MIN_QUEUES || k > AWAFS_MAX_QUEUES
-        || !fct_sums_init(&s, points, n, load)) {
+    if (!fct_begin(&s, points, n, k, load, plan)) {
         return false;
     }
-    plan->n_queues = k;
     /* Each threshold at the boundary of the groups wholly below it: a flow
      * of size x ends in the first queue whose threshold is at least x. */
     b[0] = 0;
