@@ -151,8 +151,8 @@ test_karuna_objective_agrees_with_slsqp(void **state)
             double cum = plan.thr[j] / 1000 / 1000.0;
 
             if (fabs(cum - cases[c].cum[j]) > 1.0 / AWAFS_FCT_MAX_POINTS) {
-                fail_msg("case %zu: threshold %u at %.4f, SLSQP %.4f", c, j,
-                         cum, cases[c].cum[j]);
+                fail_msg("case %d: threshold %u at %.4f, SLSQP %.4f",
+                         (int) c, j, cum, cases[c].cum[j]);
             }
         }
         assert_true(plan.mean >= cases[c].objective * (1 - 1e-4));
