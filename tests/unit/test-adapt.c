@@ -366,7 +366,7 @@ workload_size(int workload, unsigned int *seed)
  * model's optimum for the window (the solver on the same points), and a
  * steady workload keeps its set: fresh samples of it do not move it. */
 static void
-test_minimise_fct_follows_each_workload_and_holds_steady(void **state)
+test_minimise_fct_follows_workloads_and_holds(void **state)
 {
     struct awafs_config c = config(4);
     unsigned int seed = 3;
@@ -531,7 +531,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_full_window_evicts_oldest),
         cmocka_unit_test(test_reconfigure_keeps_window),
         cmocka_unit_test(test_config_check),
-        cmocka_unit_test(test_minimise_fct_follows_each_workload_and_holds_steady),
+        cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
         cmocka_unit_test(test_memory_is_fixed_and_documented),
     };
