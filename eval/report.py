@@ -478,7 +478,7 @@ def micro_section(micro, runs, out):
             "AWAFS against the static thresholds (change of FCT):", "",
             comparison(micro, lambda k: [
                 (a, b) for a in ("awafs-pct10", "awafs-pct10-from-1KB",
-                                 "awafs-pct70")
+                                 "awafs-pct70", "awafs-auto")
                 for b in ("static-1000KB", "static-10KB", "fifo")],
                 ["transport", "load"], ["short", "long"]), ""]
 
@@ -504,7 +504,8 @@ def pias_section(pias, runs, out):
             "AWAFS against PIAS with the thesis's mismatched thresholds "
             "(and against the matched ones):", "",
             comparison(pias, lambda k: [
-                (a, b) for a in ("awafs-refpct", "awafs-pias-positions")
+                (a, b) for a in ("awafs-refpct", "awafs-pias-positions",
+                                 "awafs-auto")
                 for b in (MISMATCHED[k["workload"]],
                           f"pias-{k['workload']}")],
                 ["workload", "load"], ["small", "all"]), ""]

@@ -88,7 +88,7 @@ SHIFT_SECONDS = 60             # Each workload of the shift experiment.
 MICRO_LOADS = [0.5, 0.6, 0.7, 0.8, 0.9]
 MICRO_SCHEMES = ["fifo", "static-1KB", "static-10KB", "static-1000KB",
                  "awafs-pct10-from-1KB", "awafs-pct10-from-10KB",
-                 "awafs-pct10"]
+                 "awafs-pct10", "awafs-auto"]
 PIAS_LOADS = [0.5, 0.8]
 HETERO_LOADS = [0.5, 0.8]
 WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
@@ -141,6 +141,8 @@ def pias_schemes(load):
                                  "thresholds": csvlist(ws),
                                  "percentiles": csvlist(
                                      [round(p, 1) for p in ws_pos])},
+        "awafs-auto": {**common, "mode": "adaptive",
+                       "thresholds": csvlist(ws), "percentiles": "auto"},
     }
 
 

@@ -37,6 +37,9 @@ SCHEMES = {
                               "percentiles": 10},
     "awafs-pct70": {"mode": "adaptive", "thresholds": 1000000,
                     "percentiles": 70},
+    # The thresholds that minimise the FCT model (percentiles=auto).
+    "awafs-auto": {"mode": "adaptive", "thresholds": 1000000,
+                   "percentiles": "auto"},
 }
 
 
