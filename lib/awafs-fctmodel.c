@@ -54,6 +54,14 @@
 /* The model's load is kept below 1, where it diverges. */
 #define MAX_LOAD 0.99
 
+/* A boundary between levels: the groups below it, and rho(a) and W(a) at its
+ * threshold a. */
+struct fct_boundary {
+    size_t l;
+    double rho;
+    double wait;
+};
+
 /* Prefix sums over the (grouped) points: index l covers points [0, l). */
 struct fct_sums {
     size_t n;
@@ -65,8 +73,8 @@ struct fct_sums {
     double count[AWAFS_FCT_MAX_POINTS + 1];
     double bytes[AWAFS_FCT_MAX_POINTS + 1];
     double squares[AWAFS_FCT_MAX_POINTS + 1];
-    double rho[AWAFS_FCT_MAX_POINTS + 1];   /* rho(a) at each boundary. */
-    double wait[AWAFS_FCT_MAX_POINTS + 1];  /* W(a) at each boundary. */
+    /* The boundary after each group, at the group's largest size. */
+    struct fct_boundary at[AWAFS_FCT_MAX_POINTS + 1];
 };
 
 
@@ -77,15 +85,19 @@ fct_boundary_size(const struct fct_sums *s, size_t l)
     return l ? s->size[l - 1] : 0;
 }
 
-/* E[min(S, a)] and E[min(S, a)^2] at boundary 'l', a its size. */
-static void
-fct_truncated(const struct fct_sums *s, size_t l, double *m1, double *m2)
+/* The boundary at threshold 'a' with the first 'l' groups below it, from
+ * E[min(S, a)] and E[min(S, a)^2] (a group with sizes on both sides of 'a'
+ * counts as above it). */
+static struct fct_boundary
+fct_boundary_at(const struct fct_sums *s, size_t l, double a)
 {
-    double a = fct_boundary_size(s, l);
     double above = s->total - s->count[l];
+    double m1 = (s->bytes[l] + a * above) / s->total;
+    double m2 = (s->squares[l] + a * a * above) / s->total;
+    struct fct_boundary b = { .l = l, .rho = s->lambda * m1 };
 
-    *m1 = (s->bytes[l] + a * above) / s->total;
-    *m2 = (s->squares[l] + a * a * above) / s->total;
+    b.wait = s->lambda * m2 / (2 * (1 - b.rho));
+    return b;
 }
 
 /* Groups 'points' (ascending sizes) into at most AWAFS_FCT_MAX_POINTS
@@ -138,55 +150,47 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
     s->load = load > 0 ? (load < MAX_LOAD ? load : MAX_LOAD) : 0;
     s->lambda = s->load / s->mean;
     for (size_t l = 0; l <= s->n; l++) {
-        double m1, m2;
-
-        fct_truncated(s, l, &m1, &m2);
-        s->rho[l] = s->lambda * m1;
-        s->wait[l] = s->lambda * m2 / (2 * (1 - s->rho[l]));
+        s->at[l] = fct_boundary_at(s, l, fct_boundary_size(s, l));
     }
     return true;
 }
 
-/* The share of the mean FCT of the flows that end at a level between
- * boundaries 'i' and 'l' (i <= l). */
+/* The share of the mean FCT of the flows that end at the level between
+ * boundaries 'lo' and 'hi'. */
 static double
-fct_cost(enum awafs_fct_model model, const struct fct_sums *s, size_t i,
-         size_t l)
+fct_cost(enum awafs_fct_model model, const struct fct_sums *s,
+         const struct fct_boundary *lo, const struct fct_boundary *hi)
 {
-    double flows = (s->count[l] - s->count[i]) / s->total;
+    double flows = (s->count[hi->l] - s->count[lo->l]) / s->total;
 
     if (flows <= 0) {
         return 0;
     }
     if (model == AWAFS_FCT_KARUNA) {
-        double above = s->count[i] / s->total;
+        double above = s->count[lo->l] / s->total;
 
         return flows * s->load / (1 - s->load * above) * (1 - above);
     } else {
-        return (s->wait[l] * flows + (s->bytes[l] - s->bytes[i]) / s->total)
-               / (1 - s->rho[i]);
+        return (hi->wait * flows
+                + (s->bytes[hi->l] - s->bytes[lo->l]) / s->total)
+               / (1 - lo->rho);
     }
 }
 
-/* Fills what 'plan' says of each queue from its boundaries 'b' (b[0] = 0,
- * b[k] = s->n). */
+/* Fills what 'plan' says of each queue from its boundaries 'b' (the first
+ * at 0 bytes, the last above every size). */
 static void
 fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
-             const size_t *b, struct awafs_fct_plan *plan)
+             const struct fct_boundary *b, struct awafs_fct_plan *plan)
 {
-    uint32_t k = plan->n_queues;
-
     plan->mean = 0;
-    for (uint32_t j = 0; j < k; j++) {
-        double cost = fct_cost(model, s, b[j], b[j + 1]);
-        double flows = (s->count[b[j + 1]] - s->count[b[j]]) / s->total;
+    for (uint32_t j = 0; j < plan->n_queues; j++) {
+        double cost = fct_cost(model, s, &b[j], &b[j + 1]);
+        double flows = (s->count[b[j + 1].l] - s->count[b[j].l]) / s->total;
 
         plan->mean += cost;
         plan->queue_flows[j] = flows;
         plan->queue_fct[j] = flows > 0 ? cost / flows : 0;
-        if (j + 1 < k) {
-            plan->thr[j] = fct_boundary_size(s, b[j + 1]);
-        }
     }
 }
 
@@ -212,15 +216,16 @@ awafs_fct_solve(enum awafs_fct_model model,
 {
     double best[AWAFS_MAX_QUEUES][AWAFS_FCT_MAX_POINTS + 1];
     uint16_t from[AWAFS_MAX_QUEUES][AWAFS_FCT_MAX_POINTS + 1];
-    size_t b[AWAFS_MAX_QUEUES + 1];
+    struct fct_boundary b[AWAFS_MAX_QUEUES + 1];
     struct fct_sums s;
+    size_t end;
     uint32_t k = n_queues;
 
     if (!fct_begin(&s, points, n, k, load, plan)) {
         return false;
     }
     for (size_t l = 0; l <= s.n; l++) {
-        best[0][l] = fct_cost(model, &s, 0, l);
+        best[0][l] = fct_cost(model, &s, &s.at[0], &s.at[l]);
         from[0][l] = 0;
     }
     for (uint32_t j = 1; j < k; j++) {
@@ -230,7 +235,8 @@ awafs_fct_solve(enum awafs_fct_model model,
             best[j][l] = best[j - 1][l];
             from[j][l] = l;
             for (size_t i = l; i-- > 0;) {
-                double c = best[j - 1][i] + fct_cost(model, &s, i, l);
+                double c = best[j - 1][i] + fct_cost(model, &s, &s.at[i],
+                                                     &s.at[l]);
 
                 if (c < best[j][l]) {
                     best[j][l] = c;
@@ -239,10 +245,12 @@ awafs_fct_solve(enum awafs_fct_model model,
             }
         }
     }
-    b[0] = 0;
-    b[k] = s.n;
+    b[0] = s.at[0];
+    b[k] = s.at[s.n];
     for (uint32_t j = k - 1; j > 0; j--) {
-        b[j] = from[j][b[j + 1]];
+        end = from[j][b[j + 1].l];
+        b[j] = s.at[end];
+        plan->thr[j - 1] = fct_boundary_size(&s, end);
     }
     fct_describe(model, &s, b, plan);
     return true;
@@ -254,24 +262,24 @@ awafs_fct_evaluate(enum awafs_fct_model model,
                    uint32_t n_queues, double load, const uint64_t *thr,
                    struct awafs_fct_plan *plan)
 {
-    size_t b[AWAFS_MAX_QUEUES + 1];
+    struct fct_boundary b[AWAFS_MAX_QUEUES + 1];
     struct fct_sums s;
     uint32_t k = n_queues;
+    size_t l = 0;
 
     if (!fct_begin(&s, points, n, k, load, plan)) {
         return false;
     }
-    /* Each threshold at the boundary of the groups wholly below it: a flow
-     * of size x ends in the first queue whose threshold is at least x. */
-    b[0] = 0;
-    b[k] = s.n;
+    /* A flow of size x ends in the first queue whose threshold is at least
+     * x; the bytes below each threshold count as they are, wherever it
+     * falls between the points. */
+    b[0] = s.at[0];
+    b[k] = s.at[s.n];
     for (uint32_t j = 1; j < k; j++) {
-        size_t l = b[j - 1];
-
         while (l < s.n && s.size[l] <= thr[j - 1]) {
             l++;
         }
-        b[j] = l;
+        b[j] = fct_boundary_at(&s, l, thr[j - 1]);
     }
     fct_describe(model, &s, b, plan);
     memcpy(plan->thr, thr, (k - 1) * sizeof thr[0]);

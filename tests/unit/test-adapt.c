@@ -415,6 +415,31 @@ test_minimise_fct_follows_workloads_and_holds(void **state)
     awafs_adapt_destroy(a);
 }
 
+/* The micro benchmark's start: a threshold of 1 MB, just below the
+ * elephants' bucket, is not taken for the mice's threshold (it serves the
+ * elephants' bytes at the top): the first round moves it to 10 kB. */
+static void
+test_minimise_fct_leaves_a_threshold_below_the_elephants(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_thresholds t;
+    struct awafs_adapt *a;
+
+    (void) state;
+    c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    c.init_thr[0] = 1000000;
+    c.minimise_fct = true;
+    a = awafs_adapt_create(&c);
+    awafs_adapt_set_load(a, 0.5);
+    for (int i = 0; i < 100; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 100 * MS,
+                        i % 5 ? 10000 : 1000000);
+    }
+    assert_true(awafs_adapt_update(a, 200 * MS, &t));
+    assert_true(t.thr[0] >= 9900 && t.thr[0] <= 10100);
+    awafs_adapt_destroy(a);
+}
+
 /* Switching to minimise_fct and back is in place: the window stays. */
 static void
 test_minimise_fct_reconfigures_in_place(void **state)
@@ -533,6 +558,8 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_config_check),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
+        cmocka_unit_test(
+            test_minimise_fct_leaves_a_threshold_below_the_elephants),
         cmocka_unit_test(test_memory_is_fixed_and_documented),
     };
 

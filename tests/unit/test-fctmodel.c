@@ -225,6 +225,31 @@ test_thresholds_follow_the_distribution(void **state)
     }
 }
 
+/* A threshold between the points counts every byte below it: 1 MB, just
+ * below elephants of 1,003,520 bytes, serves almost all their bytes at the
+ * top, so the model predicts about FIFO for it, far worse than the mice's
+ * own threshold (thresholds in force are rarely at a bucket's middle). */
+static void
+test_thresholds_between_points(void **state)
+{
+    struct awafs_fct_point micro[] = { { 10000, 80 }, { 1003520, 20 } };
+    uint64_t just_below = 1000000, fifo = 1003520;
+    struct awafs_fct_plan best, below, all;
+
+    (void) state;
+    assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, micro, 2, 2, 0.8, &best));
+    assert_int_equal(best.thr[0], 10000);
+    assert_true(awafs_fct_evaluate(AWAFS_FCT_MLFQ, micro, 2, 2, 0.8,
+                                   &just_below, &below));
+    assert_true(awafs_fct_evaluate(AWAFS_FCT_MLFQ, micro, 2, 2, 0.8, &fifo,
+                                   &all));
+    assert_true(fabs(below.mean - direct_mean_fct(micro, 2, 2, 0.8,
+                                                  &just_below))
+                < 1e-9 * below.mean);
+    assert_true(below.mean > 0.95 * all.mean);
+    assert_true(below.mean > 2 * best.mean);
+}
+
 /* More points than candidates: grouped, the plan still valid and close to
  * the exact optimum of the ungrouped points (checked on a grid). */
 static void
@@ -255,6 +280,7 @@ AWAFS_UNIT_MAIN(fctmodel)
         cmocka_unit_test(test_karuna_objective_agrees_with_slsqp),
         cmocka_unit_test(test_degenerate_input),
         cmocka_unit_test(test_thresholds_follow_the_distribution),
+        cmocka_unit_test(test_thresholds_between_points),
         cmocka_unit_test(test_many_points_are_grouped),
     };
 
