@@ -493,7 +493,8 @@ def shift_section(shift, runs, out):
               ["workload"] + CLASS_COLS, ["phase"] + CLASS_HEAD), "",
         "AWAFS against the static thresholds, per phase:", "",
         comparison(shift, lambda k: [
-            (f"awafs-q{q}", f"static-q{q}") for q in (2, 3, 4)],
+            (f"awafs-q{q}", f"static-q{q}") for q in (2, 3, 4)]
+            + [("awafs-auto-q4", "static-q4"), ("awafs-auto-q4", "awafs-q4")],
             ["workload"], ["small", "all"]), ""]
 
 

@@ -223,6 +223,13 @@ def suite():
                           "scheme": "awafs" if mode == "adaptive"
                           else "static"}))
 
+    runs.append(("shift", "q4-auto",
+                 {"queues": 4, "load": 0.8, "scheme": "awafs-auto",
+                  "phases": [(w, flows_for(0.8, mean_bytes(w), SHIFT_SECONDS))
+                             for w in ("datamining", "websearch")],
+                  "qos": {**shift_scheme(4, "adaptive"),
+                          "percentiles": "auto"}}))
+
     for workload in WORKLOADS:
         for load in PIAS_LOADS:
             for scheme, qos in pias_schemes(load).items():
