@@ -113,7 +113,7 @@ $(BIN)/awafs-sim: sim/awafs-sim.c $(CORE)/libawafs.a
 
 $(B)/bench/core-bench: bench/core-bench.c $(CORE)/libawafs.a
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) $< $(CORE)/libawafs.a -o $@
+	$(CC) $(CORE_CFLAGS) $< $(CORE)/libawafs.a -lm -o $@
 
 $(B)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

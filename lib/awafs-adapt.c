@@ -28,6 +28,7 @@
 #include "awafs-compat.h"
 #include "awafs.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -381,11 +382,13 @@ window_points(struct awafs_adapt *a)
     return n;
 }
 
-/* Fills 'thr' with the FCT model's optimum for the window and the load, and
- * returns true, if it beats the set in force by AWAFS_FCT_HYSTERESIS. */
+/* Fills 'thr' with the FCT model's optimum for the window of 'n_samples'
+ * and the load, and returns true, if it beats the set in force by more than
+ * the margin of AWAFS_FCT_HYSTERESIS. */
 static bool
-adapt_by_model(struct awafs_adapt *a, uint64_t *thr)
+adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
+    double margin = AWAFS_FCT_HYSTERESIS + 1 / sqrt(n_samples);
     uint32_t k = a->cfg.n_queues;
     struct awafs_fct_plan best, cur;
     size_t n = window_points(a);
@@ -396,7 +399,7 @@ adapt_by_model(struct awafs_adapt *a, uint64_t *thr)
         return false;
     }
     a->have_plan = true;
-    if (cur.mean <= best.mean * (1 + AWAFS_FCT_HYSTERESIS)) {
+    if (cur.mean <= best.mean * (1 + margin)) {
         a->plan = cur;
         a->stats.model_kept++;
         return false;
@@ -439,7 +442,7 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
     }
 
     if (a->cfg.minimise_fct) {
-        if (!adapt_by_model(a, pct_out)) {
+        if (!adapt_by_model(a, n_samples, pct_out)) {
             *out = a->cur;
             return false;
         }

@@ -689,8 +689,10 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
 #define AWAFS_FCT_MAX_POINTS 128    /* Candidate thresholds weighed. */
 #define AWAFS_FCT_MAX_INPUT 2048    /* Points a window hands the solver. */
 /* A new set replaces the one in force only if the model predicts the one in
- * force a mean FCT this much above the new one's: no flapping between near
- * optima of a steady workload's samples. */
+ * force a mean FCT above the new one's by more than this share plus
+ * 1/sqrt(n) for n completions in the window, about the sampling error of a
+ * mean over them: no flapping between near optima of a steady workload's
+ * samples, however few. */
 #define AWAFS_FCT_HYSTERESIS 0.01
 
 enum awafs_fct_model {
@@ -794,7 +796,7 @@ struct awafs_adapt_stats {
     uint64_t samples_pruned;    /* Aged out of the window. */
     uint64_t samples_evicted;   /* Pushed out by a full window. */
     uint64_t model_kept;        /* 'minimise_fct' rounds that kept the set:
-                                 * its predicted mean within
+                                 * its predicted mean within the margin of
                                  * AWAFS_FCT_HYSTERESIS of the optimum. */
 };
 
@@ -825,9 +827,10 @@ void awafs_adapt_set_load(struct awafs_adapt *, double load);
 /* One round of Algorithm 1 at time 'now_us': moves completions from the ring
  * into the window, prunes entries older than the window, and, in adaptive
  * mode with at least min_samples entries, computes the configured
- * percentiles, or with 'minimise_fct' the model's optimum (kept unless it
- * beats the set in force by AWAFS_FCT_HYSTERESIS).  Returns true and fills 'out' with a new set (version + 1) if
- * it published one; otherwise 'out' is the current set unchanged. */
+ * percentiles, or with 'minimise_fct' the model's optimum (unless it beats
+ * the set in force by less than the margin of AWAFS_FCT_HYSTERESIS).
+ * Returns true and fills 'out' with a new set (version + 1) if it published
+ * one; otherwise 'out' is the current set unchanged. */
 bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,
                         struct awafs_thresholds *out);
 
