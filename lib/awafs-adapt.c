@@ -346,6 +346,16 @@ awafs_adapt_set_load(struct awafs_adapt *a, double load)
     a->load = load;
 }
 
+/* Copies the exact window's sizes into 'a->scratch', oldest first. */
+static void
+window_sizes(struct awafs_adapt *a)
+{
+    for (uint32_t i = 0; i < a->win_count; i++) {
+        a->scratch[i] = a->win[(a->win_first + i)
+                               % a->cfg.window_capacity].size;
+    }
+}
+
 /* The window as points for the solver, in 'a->points': the histogram's
  * buckets, or the exact window's distinct sizes (neighbours merged in pairs,
  * at the larger size, while there are more than AWAFS_FCT_MAX_INPUT). */
@@ -358,10 +368,7 @@ window_points(struct awafs_adapt *a)
     if (a->hist) {
         return awafs_histwin_points(a->hist, p, AWAFS_FCT_MAX_INPUT);
     }
-    for (uint32_t i = 0; i < a->win_count; i++) {
-        a->scratch[i] = a->win[(a->win_first + i)
-                               % a->cfg.window_capacity].size;
-    }
+    window_sizes(a);
     heap_sort(a->scratch, a->win_count);
     for (uint32_t i = 0; i < a->win_count; i++) {
         if (n && p[n - 1].size == a->scratch[i]) {
@@ -449,10 +456,7 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
     } else if (a->hist) {
         awafs_histwin_percentiles(a->hist, a->cfg.pct_milli, n_thr, pct_out);
     } else {
-        for (uint32_t i = 0; i < a->win_count; i++) {
-            a->scratch[i] = a->win[(a->win_first + i)
-                                   % a->cfg.window_capacity].size;
-        }
+        window_sizes(a);
         awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli, n_thr,
                           pct_out);
     }
