@@ -675,6 +675,14 @@ awafs_qos_set_aging(struct awafs_flowtab *flows,
     ovs_assert(ok);             /* awafs_qos_parse() checked them. */
 }
 
+/* The port's rate in bit/s: 'max-rate', else the link's; 0 if unknown. */
+static uint64_t
+awafs_qos_rate(const struct awafs_qos *aq)
+{
+    return (aq->params.max_rate ? aq->params.max_rate
+            : (uint64_t) aq->link_mbps * 1000000);
+}
+
 /* The bucket: 'max-rate' with 1 ms of burst or, without it, the link's
  * speed with AWAFS_LINK_BURST_US of burst, so that the NIC's ring holds no
  * more than that and the priorities act on the rest (an unshaped port would
@@ -685,13 +693,9 @@ awafs_qos_init_tb(struct awafs_qos *aq)
     uint64_t rate, burst;
     unsigned int gen;
 
-    if (aq->params.max_rate) {
-        rate = aq->params.max_rate / 8;
-        burst = rate / 1000;
-    } else {
-        rate = (uint64_t) aq->link_mbps * 1000000 / 8;
-        burst = rate / 1000000 * AWAFS_LINK_BURST_US;
-    }
+    rate = awafs_qos_rate(aq) / 8;
+    burst = (aq->params.max_rate ? rate / 1000
+             : rate / 1000000 * AWAFS_LINK_BURST_US);
     rte_spinlock_lock(&aq->tb_lock);
     awafs_tb_init(&aq->tb, rate, MAX(burst, AWAFS_MIN_BURST),
                   rte_get_tsc_hz(), rte_get_tsc_cycles());
@@ -881,14 +885,6 @@ awafs_tunnels_refresh(void)
 
 static void awafs_qos_queue_stats(const struct awafs_qos *, uint32_t q,
                                   struct awafs_queue_stats *);
-
-/* The port's rate in bit/s: 'max-rate', else the link's; 0 if unknown. */
-static uint64_t
-awafs_qos_rate(const struct awafs_qos *aq)
-{
-    return (aq->params.max_rate ? aq->params.max_rate
-            : (uint64_t) aq->link_mbps * 1000000);
-}
 
 /* A time in the FCT model's byte times in microseconds at the port's rate,
  * or -1 without a rate. */
@@ -1561,7 +1557,7 @@ awafs_qos_show_model(const struct awafs_qos *aq,
         ds_put_format(&s, "%s%.1f", q ? "," : "", plan.queue_flows[q] * 100);
     }
     smap_add(details, "model-queue-flows", ds_cstr(&s));
-    if (awafs_qos_byte_times_us(aq, plan.mean) >= 0) {
+    if (awafs_qos_rate(aq)) {
         smap_add_format(details, "model-mean-fct-us", "%.0f",
                         awafs_qos_byte_times_us(aq, plan.mean));
         ds_clear(&s);
