@@ -27,6 +27,7 @@
 #endif
 #include "awafs-compat.h"
 #include "awafs.h"
+#include "awafs-private.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ struct awafs_adapt {
     uint32_t win_first;                 /* Index of the oldest entry. */
     uint32_t win_count;
     uint64_t *scratch;                  /* cfg.window_capacity sizes. */
+    uint32_t log2_counts[AWAFS_WINDOW_LOG2_BUCKETS];  /* Its sizes. */
     /* AWAFS_WINDOW_HISTOGRAM: */
     struct awafs_histwin *hist;
     struct awafs_thresholds cur;
@@ -300,6 +302,15 @@ awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
     return true;
 }
 
+/* Drops the exact window's oldest entry. */
+static void
+window_drop_oldest(struct awafs_adapt *a)
+{
+    a->log2_counts[awafs_log2_bucket(a->win[a->win_first].size)]--;
+    a->win_first = (a->win_first + 1) % a->cfg.window_capacity;
+    a->win_count--;
+}
+
 static void
 window_add(struct awafs_adapt *a, int64_t ts_us, uint64_t size)
 {
@@ -311,14 +322,14 @@ window_add(struct awafs_adapt *a, int64_t ts_us, uint64_t size)
         return;
     }
     if (a->win_count == cap) {
-        a->win_first = (a->win_first + 1) % cap;
-        a->win_count--;
+        window_drop_oldest(a);
         a->stats.samples_evicted++;
     }
     idx = (a->win_first + a->win_count) % cap;
     a->win[idx].ts_us = ts_us;
     a->win[idx].size = size;
     a->win_count++;
+    a->log2_counts[awafs_log2_bucket(size)]++;
 }
 
 /* Drops entries with ts < now - window (thesis Algorithm 1, line 28: an entry
@@ -334,8 +345,7 @@ window_prune(struct awafs_adapt *a, int64_t now_us)
         return;
     }
     while (a->win_count && a->win[a->win_first].ts_us < cutoff) {
-        a->win_first = (a->win_first + 1) % a->cfg.window_capacity;
-        a->win_count--;
+        window_drop_oldest(a);
         a->stats.samples_pruned++;
     }
 }
@@ -488,6 +498,28 @@ awafs_adapt_window_count(const struct awafs_adapt *a)
     uint64_t n = a->hist ? awafs_histwin_count(a->hist) : a->win_count;
 
     return n > UINT32_MAX ? UINT32_MAX : n;
+}
+
+size_t
+awafs_adapt_window_log2_counts(const struct awafs_adapt *a,
+                               uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS])
+{
+    size_t n = 0;
+
+    memset(counts, 0, AWAFS_WINDOW_LOG2_BUCKETS * sizeof counts[0]);
+    if (a->hist) {
+        awafs_histwin_log2_counts(a->hist, counts);
+    } else {
+        for (size_t i = 0; i < AWAFS_WINDOW_LOG2_BUCKETS; i++) {
+            counts[i] = a->log2_counts[i];
+        }
+    }
+    for (size_t i = 0; i < AWAFS_WINDOW_LOG2_BUCKETS; i++) {
+        if (counts[i]) {
+            n = i + 1;
+        }
+    }
+    return n;
 }
 
 void

@@ -235,3 +235,13 @@ awafs_histwin_points(const struct awafs_histwin *h,
     }
     return n;
 }
+
+void
+awafs_histwin_log2_counts(const struct awafs_histwin *h,
+                          uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS])
+{
+    /* Each bucket lies within one power of 2, as its midpoint does. */
+    for (uint32_t b = 0; b < N_BUCKETS; b++) {
+        counts[awafs_log2_bucket(bucket_value(b))] += h->sum[b];
+    }
+}

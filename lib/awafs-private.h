@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "awafs.h"
+
 /* The smallest power of 2 that is >= 'n' (n <= 2^31). */
 static inline uint32_t
 awafs_pow2_at_least(uint32_t n)
@@ -30,6 +32,16 @@ awafs_pow2_at_least(uint32_t n)
         p <<= 1;
     }
     return p;
+}
+
+/* The bucket of 'size' among AWAFS_WINDOW_LOG2_BUCKETS powers of 2:
+ * floor(log2(size)), 0 for 0, the last bucket for anything larger. */
+static inline uint32_t
+awafs_log2_bucket(uint64_t size)
+{
+    uint32_t e = size ? 63 - __builtin_clzll(size) : 0;
+
+    return e < AWAFS_WINDOW_LOG2_BUCKETS ? e : AWAFS_WINDOW_LOG2_BUCKETS - 1;
 }
 
 /* A keyed hash for tables that senders must not be able to target: UMAC's

@@ -761,6 +761,14 @@ void awafs_histwin_percentiles(const struct awafs_histwin *,
 size_t awafs_histwin_points(const struct awafs_histwin *,
                             struct awafs_fct_point *, size_t max);
 
+/* The window's sizes by power of 2, what 'ovs-appctl qos/show' prints as
+ * 'window-histogram': bucket i counts the sizes in [2^i, 2^(i+1)) bytes,
+ * bucket 0 also 0 and the last one everything larger. */
+#define AWAFS_WINDOW_LOG2_BUCKETS AWAFS_HIST_MAX_BITS
+/* Adds the window's sizes into 'counts' by power of 2. */
+void awafs_histwin_log2_counts(const struct awafs_histwin *,
+                               uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS]);
+
 /* ---- Window and threshold recalculation ---- */
 
 enum awafs_window_kind {
@@ -837,6 +845,11 @@ bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,
 void awafs_adapt_current(const struct awafs_adapt *,
                          struct awafs_thresholds *out);
 uint32_t awafs_adapt_window_count(const struct awafs_adapt *);
+/* Fills 'counts' with the window's sizes by power of 2 (as
+ * awafs_histwin_log2_counts()); returns the number of buckets up to the last
+ * one that is not empty, 0 for an empty window. */
+size_t awafs_adapt_window_log2_counts(
+    const struct awafs_adapt *, uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS]);
 /* With 'minimise_fct': what the model predicted at the last round of the
  * set it left in force; false before the first such round. */
 bool awafs_adapt_get_plan(const struct awafs_adapt *,

@@ -1570,6 +1570,22 @@ awafs_qos_show_model(const struct awafs_qos *aq,
     ds_destroy(&s);
 }
 
+/* The window's completed sizes by power of 2: value i counts those in
+ * [2^i, 2^(i+1)) bytes, up to the last power that holds any. */
+static void
+awafs_qos_show_window_histogram(const struct awafs_qos *aq,
+                                struct smap *details)
+    OVS_REQUIRES(awafs_mutex)
+{
+    uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS];
+    size_t n = awafs_adapt_window_log2_counts(aq->adapt, counts);
+    struct ds s = DS_EMPTY_INITIALIZER;
+
+    awafs_format_u64_list(&s, counts, MAX(n, 1));
+    smap_add(details, "window-histogram", ds_cstr(&s));
+    ds_destroy(&s);
+}
+
 static int
 awafs_qos_get(const struct qos_conf *conf, struct smap *details)
 {
@@ -1649,6 +1665,7 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     ovs_mutex_lock(&awafs_mutex);
     smap_add_format(details, "window-samples", "%"PRIu32,
                     awafs_adapt_window_count(aq->adapt));
+    awafs_qos_show_window_histogram(aq, details);
     if (aq->beta_adapt) {
         smap_add_format(details, "size-window-samples", "%"PRIu32,
                         awafs_adapt_window_count(aq->beta_adapt));

@@ -27,7 +27,9 @@
 #define AWAFS_OFP_PORT_ENTRY UINT32_MAX /* 'queue_id' of a port's entry. */
 #define AWAFS_OFP_REQUEST_LEN 8
 #define AWAFS_OFP_ENTRY_HDR_LEN 16
-#define AWAFS_OFP_MAX_VALUES 8      /* Per property. */
+/* Values per property: a threshold per queue, or the 36 of a
+ * window-histogram (sizes by power of 2, to 2^36 bytes). */
+#define AWAFS_OFP_MAX_VALUES 64
 
 enum awafs_ofp_scope {
     AWAFS_OFP_SCOPE_PORT,

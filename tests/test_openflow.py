@@ -27,12 +27,19 @@ def test_dump_awafs_agrees_with_qos_show(sw):
     sb.vsctl("set", "bridge", "br0", "protocols=OpenFlow10,OpenFlow13")
     sb.set_awafs("p1", queues=3, thresholds="5000,500000",
                  percentiles="12.5,90", **{"window-ms": 5000})
-    sw.play(completion_frames(weyl_samples(MICRO, 400)), rate=1000)
+    sizes = weyl_samples(MICRO, 400)
+    sw.play(completion_frames(sizes), rate=1000)
     assert wait_until(
         lambda: sb.qos_show("p1")[1]["window-samples"] == "400", 5)
     assert wait_until(
         lambda: sb.qos_show("p1")[1]["thresholds-samples"] == "400", 5)
     _, details, queues = sb.qos_show("p1")
+    # The window's sizes by power of 2, to the last one that holds any
+    # (20 values: more than a threshold list's 7).
+    log2 = [0] * max(s.bit_length() for s in sizes)
+    for s in sizes:
+        log2[s.bit_length() - 1] += 1
+    assert details["window-histogram"] == ",".join(map(str, log2))
     for version in ("OpenFlow10", "OpenFlow13"):
         ports = sb.dump_awafs("br0", version=version)
         assert list(ports) == ["2"]

@@ -260,6 +260,72 @@ test_full_window_evicts_oldest(void **state)
     awafs_adapt_destroy(a);
 }
 
+/* 'window-histogram': both kinds of window count the same sizes in the
+ * same powers of 2, through evictions and pruning. */
+static void
+test_window_log2_counts(void **state)
+{
+    static const enum awafs_window_kind kinds[] = {
+        AWAFS_WINDOW_EXACT, AWAFS_WINDOW_HISTOGRAM,
+    };
+    uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS];
+
+    (void) state;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        struct awafs_config c = config(2);
+        struct awafs_thresholds t;
+        struct awafs_adapt *a;
+        struct awafs_ring *r;
+
+        c.window_kind = kinds[k];
+        c.window_capacity = 16;
+        c.window_us = 250 * MS;
+        a = awafs_adapt_create(&c);
+        r = awafs_adapt_ring(a);
+        assert_int_equal(awafs_adapt_window_log2_counts(a, counts), 0);
+        /* 0 and 1 share bucket 0; 1023 is in 9, 1024 in 10; beyond the
+         * last power, the last bucket. */
+        awafs_ring_push(r, 0, 0);
+        awafs_ring_push(r, 0, 1);
+        awafs_ring_push(r, 0, 1023);
+        awafs_ring_push(r, 0, 1024);
+        awafs_ring_push(r, 0, UINT64_MAX);
+        awafs_adapt_update(a, 0, &t);
+        assert_int_equal(awafs_adapt_window_log2_counts(a, counts),
+                         AWAFS_WINDOW_LOG2_BUCKETS);
+        assert_int_equal(counts[0], 2);
+        assert_int_equal(counts[9], 1);
+        assert_int_equal(counts[10], 1);
+        assert_int_equal(counts[AWAFS_WINDOW_LOG2_BUCKETS - 1], 1);
+        /* Later sizes; the old ones age out. */
+        for (int i = 0; i < 3; i++) {
+            awafs_ring_push(r, 200 * MS, 3000);
+        }
+        awafs_adapt_update(a, 300 * MS, &t);
+        assert_int_equal(awafs_adapt_window_log2_counts(a, counts), 12);
+        assert_int_equal(counts[11], 3);
+        assert_int_equal(counts[0] + counts[9] + counts[10], 0);
+        awafs_adapt_destroy(a);
+    }
+    /* The exact window's evictions leave its counts. */
+    {
+        struct awafs_config c = config(2);
+        struct awafs_thresholds t;
+        struct awafs_adapt *a;
+
+        c.window_capacity = 16;
+        a = awafs_adapt_create(&c);
+        for (int i = 0; i < 40; i++) {
+            awafs_ring_push(awafs_adapt_ring(a), 0, i < 24 ? 100 : 5000);
+        }
+        awafs_adapt_update(a, 10, &t);
+        assert_int_equal(awafs_adapt_window_log2_counts(a, counts), 13);
+        assert_int_equal(counts[6], 0);
+        assert_int_equal(counts[12], 16);
+        awafs_adapt_destroy(a);
+    }
+}
+
 static void
 test_reconfigure_keeps_window(void **state)
 {
@@ -555,6 +621,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_static_mode_never_moves),
         cmocka_unit_test(test_full_window_evicts_oldest),
         cmocka_unit_test(test_reconfigure_keeps_window),
+        cmocka_unit_test(test_window_log2_counts),
         cmocka_unit_test(test_config_check),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
