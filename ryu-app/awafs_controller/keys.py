@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-DEF_FILE = (Path(__file__).resolve().parents[2] / "netdev-ext"
-            / "netdev-dpdk-awafs-keys.def")
+# defs/ links to the switch's file in the source tree; packages carry the
+# file itself (packaging/).
+DEF_FILE = Path(__file__).parent / "defs" / "netdev-dpdk-awafs-keys.def"
 
 # A C string literal, a parenthesised group, or a bare word.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\(|\)|,|[^\s",()]+')

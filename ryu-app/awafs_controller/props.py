@@ -5,8 +5,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-DEF_FILE = (Path(__file__).resolve().parents[2] / "ofproto-ext"
-            / "awafs-props.def")
+# defs/ links to the switch's file in the source tree; packages carry the
+# file itself (packaging/).
+DEF_FILE = Path(__file__).parent / "defs" / "awafs-props.def"
 
 _LINE = re.compile(r'^AWAFS_PROP\(\s*(\d+)\s*,\s*(PORT|QUEUE)\s*,\s*"([^"]+)"'
                    r'\s*,\s*(U64|LIST|PCT|ENUM)\s*,\s*"([^"]*)"\s*\)',
