@@ -1,20 +1,25 @@
 """awafs-controller: the launcher (os-ken 4 has no osken-manager).
 
-    awafs-controller --ofp-port 6653 --rest 127.0.0.1:8080 \
+    awafs-controller [--config FILE] --ofp-port 6653 --rest 127.0.0.1:8080 \
         [--ovsdb DPID=REMOTE ...]
 """
 
 import argparse
 import logging
+import sys
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from awafs_controller.compat import load
+from awafs_controller.conffile import ConfError, to_argv
 from awafs_controller.ovsdb import Ovsdb
 from awafs_controller.rest import Api
 from awafs_controller.state import parse_dpid
 
 APP_MODULE = "awafs_controller.app"
+# sysexits.h's EX_CONFIG: the unit does not restart on it
+# (packaging/debian/awafs-controller.service).
+EX_CONFIG = 78
 
 
 class RestServer(ThreadingMixIn, WSGIServer):
@@ -26,9 +31,17 @@ class QuietHandler(WSGIRequestHandler):
         pass            # The dashboard polls every second.
 
 
+def port_number(text):
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"{text}: not a port (1-65535)")
+    return int(text)
+
+
 def host_port(text):
-    host, _, port = text.rpartition(":")
-    return host or "0.0.0.0", int(port)
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text}: not HOST:PORT")
+    return host or "0.0.0.0", port_number(port)
 
 
 def ovsdb_remote(text):
@@ -42,11 +55,28 @@ def ovsdb_remote(text):
 
 
 def parse_args(argv=None):
+    """The options, those of --config FILE first: the command line's
+    override them (--ovsdb adds to the file's).  A broken file exits with
+    EX_CONFIG and 'FILE:LINE: reason'."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    known, rest = pre.parse_known_args(argv)
+    if known.config:
+        parsers = {"ofp-port": port_number, "ofp-host": str,
+                   "rest": host_port, "ovsdb": ovsdb_remote}
+        try:
+            rest = to_argv(known.config, parsers) + rest
+        except ConfError as e:
+            print(f"awafs-controller: {e}", file=sys.stderr)
+            sys.exit(EX_CONFIG)
     p = argparse.ArgumentParser(
         prog="awafs-controller",
         description="AWAFS controller: OpenFlow 1.3 observation, OVSDB "
         "configuration, REST API, /metrics and a dashboard.")
-    p.add_argument("--ofp-port", type=int, default=6653,
+    p.add_argument("--config", metavar="FILE",
+                   help="options from FILE first (ryu-app/README.md)")
+    p.add_argument("--ofp-port", type=port_number, default=6653,
                    help="OpenFlow listening port (default 6653)")
     p.add_argument("--ofp-host", default="0.0.0.0",
                    help="OpenFlow listening address (default all)")
@@ -59,7 +89,7 @@ def parse_args(argv=None):
                    "DPID (hex), e.g. 0000000000000001=tcp:10.0.0.1:6640; "
                    "repeatable")
     p.add_argument("-v", "--verbose", action="store_true")
-    return p.parse_args(argv)
+    return p.parse_args(rest)
 
 
 def main(argv=None):
