@@ -441,6 +441,36 @@ def test_metrics_and_rates():
         [(7, [1000, 9000])]
 
 
+def test_rates_per_poll():
+    """Each NXST_AWAFS reply after the first records its counters' rates
+    since the one before; a counter that went back (a new QoS) has none."""
+    from awafs_controller import state
+
+    sw = state.Observations().switch("0000000000000001")
+
+    def reply(now, completions, tx_bytes, dropped):
+        queue = {"tx_bytes": str(tx_bytes), "dropped-packets": str(dropped),
+                 "dropped-bytes": str(dropped * 1000),
+                 "backlog-bytes": "5000", "backlog-packets": "5"}
+        sw.update_awafs(now, [nxst.Entry(2, None, {"completions":
+                                                   str(completions)}),
+                              nxst.Entry(2, 0, queue)])
+    reply(10.0, 100, 1000, 0)
+    assert 2 not in sw.rates
+    reply(10.5, 150, 6000, 3)
+    reply(11.5, 10, 1000, 3)
+    [first, second] = sw.rates[2]
+    assert (first.time, first.completions_per_s) == (10.5, 100)
+    assert first.queues == {0: {"tx_bytes_per_s": 10000,
+                                "dropped_packets_per_s": 6,
+                                "dropped_bytes_per_s": 6000,
+                                "backlog_bytes": 5000,
+                                "backlog_packets": 5}}
+    assert second.completions_per_s is None
+    assert second.queues[0]["tx_bytes_per_s"] is None
+    assert second.queues[0]["dropped_packets_per_s"] == 0
+
+
 def test_grafana_dashboard_queries_exported_metrics():
     import json
     import re

@@ -37,6 +37,7 @@ class Api:
             ("PUT", port + "/config", self.put_config),
             ("PATCH", port + "/config", self.patch_config),
             ("GET", port + "/history", self.get_history),
+            ("GET", port + "/rates", self.get_rates),
         ]
 
     def __call__(self, environ, start_response):
@@ -156,6 +157,16 @@ class Api:
                 "history": [{"time": s.time, "version": s.version,
                              "samples": s.samples,
                              "thresholds": s.thresholds} for s in history]}
+
+    def get_rates(self, body, dpid, port):
+        dpid, observed, _, _, port_no = self._port(dpid, port)
+        rates = list(observed.rates.get(port_no, [])) if observed else []
+        return {"switch": dpid, "port": port,
+                "rates": [{"time": r.time,
+                           "completions_per_s": r.completions_per_s,
+                           "queues": [{"queue_id": q, **row} for q, row in
+                                      sorted(r.queues.items())]}
+                          for r in rates]}
 
     def put_config(self, body, dpid, port):
         return self._write_config(body, dpid, port, replace=True)

@@ -6,6 +6,15 @@ from collections import deque
 from dataclasses import dataclass
 
 HISTORY_LEN = 3600      # Threshold changes kept per port.
+RATES_LEN = 600         # Polls' rates kept per port (10 min at 1 s).
+
+# Queue counters of NXST_AWAFS whose rate each poll records, by the name of
+# the rate; and the levels recorded as they are.
+QUEUE_RATES = {"tx_bytes_per_s": "tx_bytes",
+               "dropped_packets_per_s": "dropped-packets",
+               "dropped_bytes_per_s": "dropped-bytes"}
+QUEUE_LEVELS = {"backlog_bytes": "backlog-bytes",
+                "backlog_packets": "backlog-packets"}
 
 
 def dpid_str(dpid):
@@ -33,6 +42,16 @@ class QueueStats:
 
 
 @dataclass
+class RateSample:
+    """One poll of a port: completions a second and, by queue ID, the
+    rates of QUEUE_RATES and the levels of QUEUE_LEVELS (None where the
+    reply lacks a key, or a counter went back: a new QoS)."""
+    time: float
+    completions_per_s: float | None
+    queues: dict
+
+
+@dataclass
 class ThresholdSample:
     time: float
     version: int
@@ -50,6 +69,7 @@ class SwitchState:
         self.awafs_time = None
         self.nxst_error = None
         self.history = {}           # port_no -> deque of ThresholdSample.
+        self.rates = {}             # port_no -> deque of RateSample.
 
     def port_no(self, name):
         return next((n for n, p in self.port_names.items() if p == name),
@@ -79,7 +99,27 @@ class SwitchState:
                 awafs[e.port_no]["queues"][e.queue_id] = e.values
         for port_no, port in awafs.items():
             self._record_thresholds(now, port_no, port["status"])
+            if self.awafs_time is not None and now > self.awafs_time:
+                self._record_rates(now, port_no, port)
         self.awafs, self.awafs_time, self.nxst_error = awafs, now, None
+
+    def _record_rates(self, now, port_no, port):
+        """The rates since the previous reply, if the port was in it."""
+        old = self.awafs.get(port_no)
+        if old is None:
+            return
+        dt = now - self.awafs_time
+        queues = {}
+        for q, status in port["queues"].items():
+            before = old["queues"].get(q, {})
+            row = {name: _rate(status, before, key, dt)
+                   for name, key in QUEUE_RATES.items()}
+            row.update({name: _int(status, key)
+                        for name, key in QUEUE_LEVELS.items()})
+            queues[q] = row
+        sample = RateSample(now, _rate(port["status"], old["status"],
+                                       "completions", dt), queues)
+        self.rates.setdefault(port_no, deque(maxlen=RATES_LEN)).append(sample)
 
     def _record_thresholds(self, now, port_no, status):
         if "current-thresholds" not in status:
@@ -92,6 +132,18 @@ class SwitchState:
         if not history or (history[-1].version, history[-1].thresholds) != (
                 sample.version, sample.thresholds):
             history.append(sample)
+
+
+def _int(values, key):
+    return int(values[key]) if key in values else None
+
+
+def _rate(now, before, key, dt):
+    """Counter 'key''s rate between two replies' values, per second."""
+    new, old = _int(now, key), _int(before, key)
+    if new is None or old is None or new < old:
+        return None
+    return (new - old) / dt
 
 
 class Observations:
