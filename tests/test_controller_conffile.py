@@ -97,3 +97,17 @@ def test_the_command_exits_with_ex_config_before_it_starts(tmp_path):
                          text=True, timeout=60)
     assert run.returncode == EX_CONFIG == 78
     assert f"{path}:2: nowhere: not HOST:PORT" in run.stderr
+
+
+def test_check_config_says_ok_or_why_not(tmp_path):
+    """What the packaged init script runs before it starts the daemon."""
+    def check(text):
+        return subprocess.run(
+            [sys.executable, "-m", "awafs_controller", "--config",
+             str(write(tmp_path, text)), "--check-config"],
+            capture_output=True, text=True, timeout=60)
+    good = check(GOOD)
+    assert (good.returncode, good.stdout) == \
+        (0, "awafs-controller: configuration OK\n")
+    bad = check("[ovsdb]\nx = y\n")
+    assert bad.returncode == EX_CONFIG and ":2: " in bad.stderr

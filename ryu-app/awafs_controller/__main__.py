@@ -89,7 +89,13 @@ def parse_args(argv=None):
                    "DPID (hex), e.g. 0000000000000001=tcp:10.0.0.1:6640; "
                    "repeatable")
     p.add_argument("-v", "--verbose", action="store_true")
-    return p.parse_args(rest)
+    p.add_argument("--check-config", action="store_true",
+                   help="check the options and exit")
+    args = p.parse_args(rest)
+    if args.check_config:
+        print("awafs-controller: configuration OK")
+        sys.exit(0)
+    return args
 
 
 def main(argv=None):
