@@ -13,7 +13,7 @@ from awafs_controller.state import parse_dpid
 HERE = Path(__file__).resolve().parent
 STATIC = {"/": ("dashboard.html", "text/html"),
           "/dashboard.js": ("dashboard.js", "application/javascript"),
-          "/openapi.yaml": ("../../openapi.yaml", "application/yaml")}
+          "/openapi.yaml": ("openapi.yaml", "application/yaml")}
 JSON = "application/json"
 
 
