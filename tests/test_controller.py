@@ -364,7 +364,8 @@ def test_dashboard_shows_a_config_change(ctl, net):
             By.CSS_SELECTOR, f'section[data-switch="{D0}"][data-port="p1"]')
         assert "connected" in section.find_element(By.TAG_NAME, "h2").text
         assert len(section.find_elements(By.CSS_SELECTOR, "tr.queue")) == 2
-        assert section.find_elements(By.CSS_SELECTOR, "svg.history")
+        assert section.find_elements(
+            By.CSS_SELECTOR, 'figure[data-chart="thresholds"] svg')
         shot = ARTEFACTS / "dashboard.png"
         driver.save_screenshot(str(shot))
         assert shot.stat().st_size > 1000
