@@ -57,11 +57,22 @@ def test_readme_controller_in_three_commands():
         assert get(f"{switch}/ports/dpdk0")["config"]["percentiles"] \
             == "10,20,30"
     finally:
-        # Each was started in its own session: signal the whole group.
+        # Each was started in its own session: signal the whole group, and
+        # wait for all of it (the shell may go first), so that nothing of
+        # it is still tearing down (the switch its veth pair) when the next
+        # test starts.
         for proc in reversed(background):
             os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
+            if not wait_until(lambda: group_gone(proc), 30):
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                wait_until(lambda: group_gone(proc), 10)
+
+
+def group_gone(proc):
+    """No process is left in the group 'proc' leads (its own reaped)."""
+    proc.poll()
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
