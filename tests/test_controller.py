@@ -327,22 +327,27 @@ def test_metrics_show_queue_counters(ctl, net):
 
 # ---- the dashboard, in a real browser -------------------------------------
 
-def test_dashboard_shows_a_config_change(ctl, net):
+def browser(height=1200):
+    """Debian's Chromium, headless, through its chromedriver."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                "--disable-dev-shm-usage", f"--window-size=1000,{height}"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
+                            options=options)
+
+
+def test_dashboard_shows_a_config_change(ctl, net):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     ctl.configure(D0, "p1", {"queues": 2, "percentiles": 10})
     ctl.configure(D1, "q1", {"queues": 2})
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--window-size=1000,1200"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                              options=options)
+    driver = browser()
     try:
         driver.get(f"http://{ctl.rest}/")
 

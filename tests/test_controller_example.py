@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from tests.conftest import REPO
-from tests.test_controller import ARTEFACTS, SETTLE, Controller
+from tests.test_controller import ARTEFACTS, SETTLE, Controller, browser
 from testbed import switch_server
 from testbed.controller import free_port
 from testbed.switch import wait_until
@@ -57,19 +57,6 @@ return {
 """
 
 
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-dev-shm-usage", "--window-size=1000,1700"):
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                            options=options)
-
-
 def start_example_switch(ofp_port, ovsdb_port, log):
     """switch_server --traffic, its output in 'log'; returns the process
     once it sends (it prints the traffic line then)."""
@@ -110,7 +97,7 @@ def test_dashboard_shows_the_example_switch_traffic():
     try:
         ctl = Controller(ofp_port, {DPID: f"tcp:127.0.0.1:{ovsdb_port}"})
         ctl.start()
-        driver = browser()
+        driver = browser(height=1700)
         driver.get(f"http://{ctl.rest}/")
 
         def snapshot():
