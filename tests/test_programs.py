@@ -27,13 +27,16 @@ RUNNERS = {"run", "Popen", "call", "check_call", "check_output", "popen",
            "spawn"}
 # Constructors that run the command line given as a list argument.
 LAUNCHERS = {"__init__", "Server"}
-# Shell words that are not programs.
+# Shell words that are not programs: keywords and prefixes, which a
+# command follows, and builtins, whose arguments are not commands.
 SHELL_WORDS = {
     "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while",
-    "until", "case", "esac", "!", "{", "}", "(", ")", "exec", "set", "cd",
-    "echo", "printf", "exit", "return", "shift", "test", "[", "]", "read",
-    "local", "export", ":", "true", "false", "trap", "wait", "eval", ".",
-    "command", "unset", "break", "continue", "kill", "umask", "source",
+    "until", "case", "esac", "!", "{", "}", "(", ")", "exec", "command",
+}
+SHELL_BUILTINS = {
+    "set", "cd", "echo", "printf", "exit", "return", "shift", "test", "[",
+    "]", "read", "local", "export", ":", "true", "false", "trap", "wait",
+    "eval", ".", "unset", "break", "continue", "kill", "umask", "source",
 }
 
 
@@ -129,6 +132,7 @@ def shell_programs(text):
     '$(', quotes respected.  Multi-line quoted assignments (word lists) and
     '${...}' expansions are not commands."""
     found = set()
+    functions = set(re.findall(r"^\s*(\w+)\s*\(\)", text, re.M))
     text = re.sub(r"\\\n", " ", text)
     text = re.sub(r'^\s*\w+="[^"]*"', "", text, flags=re.M)
     text = re.sub(r"\$\{[^}]*\}", "x", text).replace("$(", "(")
@@ -148,10 +152,12 @@ def shell_programs(text):
                 continue
             if not at_start or skip:
                 continue
-            if tok in ("for", "case"):
+            if tok in ("for", "case") or tok in SHELL_BUILTINS:
                 skip = True
             elif tok in SHELL_WORDS or re.match(r"^\w+=", tok):
                 continue
+            elif tok in functions:
+                pass
             elif re.fullmatch(r"[a-z][\w.+-]*", tok):
                 found.add(tok)
             at_start = False
