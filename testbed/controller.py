@@ -24,11 +24,14 @@ def free_port():
 
 class Controller:
     """awafs-controller listening for switches on 'ofp_port', configuring
-    them through 'ovsdb' ({dpid: OVSDB remote}); its output goes to 'log'."""
+    them through 'ovsdb' ({dpid: OVSDB remote}); its output goes to 'log'.
+    'hub' is os-ken's (OSKEN_HUB_TYPE): "native" threads, or "eventlet",
+    the only one of the os-ken Debian 12 packages."""
 
-    def __init__(self, ofp_port, ovsdb, log):
+    def __init__(self, ofp_port, ovsdb, log, hub="native"):
         self.ofp_port, self.ovsdb, self.log = ofp_port, ovsdb, Path(log)
         self.rest = f"127.0.0.1:{free_port()}"
+        self.hub = hub
         self.proc = None
 
     def start(self, timeout=20):
@@ -39,8 +42,10 @@ class Controller:
         for dpid, remote in self.ovsdb.items():
             argv += ["--ovsdb", f"{dpid}={remote}"]
         with open(self.log, "a") as log:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, OSKEN_HUB_TYPE=self.hub))
         if not wait_until(self.answers, timeout):
             raise RuntimeError(f"the controller's REST API: see {self.log}")
         if not wait_until(lambda: self.connected() == set(self.ovsdb),

@@ -56,8 +56,9 @@ class Controller(testbed.controller.Controller):
     """The controller process, every REST response checked against
     openapi.yaml."""
 
-    def __init__(self, ofp_port, ovsdb):
-        super().__init__(ofp_port, ovsdb, ARTEFACTS / "controller.log")
+    def __init__(self, ofp_port, ovsdb, hub):
+        super().__init__(ofp_port, ovsdb, ARTEFACTS / f"controller-{hub}.log",
+                         hub)
 
     def request(self, method, path, body=None, raw=None):
         status, ctype, decoded = self.call(method, path, body, raw)
@@ -102,10 +103,13 @@ def net():
         sw.close()
 
 
-@pytest.fixture(scope="module")
-def ctl(net):
+# Every test on each hub os-ken has: its native threads (pip's os-ken), and
+# eventlet, the only one of Debian 12's os-ken 2.5 (packages/).
+@pytest.fixture(scope="module", params=["native", "eventlet"])
+def ctl(net, request):
     c = Controller(net.ofp_port, {dpid: net.sb.db_sock
-                                  for dpid in BRIDGES.values()})
+                                  for dpid in BRIDGES.values()},
+                   request.param)
     c.start()
     yield c
     c.stop()

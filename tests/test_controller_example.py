@@ -95,7 +95,8 @@ def test_dashboard_shows_the_example_switch_traffic():
     server = start_example_switch(ofp_port, ovsdb_port, log)
     ctl = driver = None
     try:
-        ctl = Controller(ofp_port, {DPID: f"tcp:127.0.0.1:{ovsdb_port}"})
+        ctl = Controller(ofp_port, {DPID: f"tcp:127.0.0.1:{ovsdb_port}"},
+                         "native")
         ctl.start()
         driver = browser(height=1700)
         driver.get(f"http://{ctl.rest}/")

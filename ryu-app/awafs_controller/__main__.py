@@ -18,7 +18,7 @@ from awafs_controller.state import parse_dpid
 
 APP_MODULE = "awafs_controller.app"
 # sysexits.h's EX_CONFIG: the unit does not restart on it
-# (packaging/debian/awafs-controller.service).
+# (packages/debian/awafs-controller.service).
 EX_CONFIG = 78
 
 
@@ -29,6 +29,22 @@ class RestServer(ThreadingMixIn, WSGIServer):
 class QuietHandler(WSGIRequestHandler):
     def log_message(self, *args):
         pass            # The dashboard polls every second.
+
+
+def rest_server(ken, address, api):
+    """The REST server for the framework's hub: a wsgiref server, one
+    thread per request, beside os-ken's native hub (threads); the hub's
+    own WSGI server under an eventlet hub (Ryu's, os-ken's before 3.0 as
+    Debian 12 ships it), where wsgiref's blocking select would starve every
+    green thread, the OpenFlow listener's first."""
+    if hasattr(ken.hub, "WSGIServer"):
+        # The hub logs each request at INFO; the dashboard polls every
+        # second.
+        logging.getLogger(f"{ken.name}.lib.hub").setLevel(logging.WARNING)
+        return ken.hub.WSGIServer(address, api)
+    server = RestServer(address, QuietHandler)
+    server.set_app(api)
+    return server
 
 
 def port_number(text):
@@ -118,12 +134,11 @@ def main(argv=None):
 
     api = Api(app.observations,
               {dpid: Ovsdb(remote) for dpid, remote in args.ovsdb})
-    server = RestServer(args.rest, QuietHandler)
-    server.set_app(api)
     logging.getLogger("awafs_controller").info(
         "OpenFlow on %s:%d, REST on http://%s:%d/", args.ofp_host,
         args.ofp_port, *args.rest)
-    services.append(ken.hub.spawn(server.serve_forever))
+    services.append(ken.hub.spawn(rest_server(ken, args.rest, api)
+                                  .serve_forever))
     ken.hub.joinall(services)
 
 
