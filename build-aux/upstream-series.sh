@@ -3,13 +3,20 @@
 # (without the packaging patch that marks the version), each patch that
 # builds a file this repository adds to OVS's tree now adding that file, as
 # 'git format-patch' files that 'git am' applies to stock Open vSwitch
-# 3.1.0, numbered for a mailing list.
+# 3.1.0, numbered for a mailing list.  With --quilt, the series for a
+# Debian source package instead: the packaging patch kept, the files named
+# as in ovs-patches/ and listed in OUTDIR/series (packages/build-debs.sh).
 #
-# usage: build-aux/upstream-series.sh TARBALL OUTDIR
+# usage: build-aux/upstream-series.sh [--quilt] TARBALL OUTDIR
 set -eu
 
-tarball=${1:?usage: upstream-series.sh TARBALL OUTDIR}
-out=${2:?usage: upstream-series.sh TARBALL OUTDIR}
+quilt=false
+if [ "${1:-}" = --quilt ]; then
+    quilt=true
+    shift
+fi
+tarball=${1:?usage: upstream-series.sh [--quilt] TARBALL OUTDIR}
+out=${2:?usage: upstream-series.sh [--quilt] TARBALL OUTDIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 
@@ -27,7 +34,8 @@ base=$(git rev-parse HEAD)
 
 for p in $(grep -v '^[[:space:]]*#' "$top/ovs-patches/series"); do
     case $p in
-        build-Mark-AWAFS-builds-*) continue ;;     # Packaging, not upstream.
+        build-Mark-AWAFS-builds-*)                  # Packaging, not upstream.
+            $quilt || continue ;;
     esac
     git am -q "$top/ovs-patches/$p"
     case $p in
@@ -53,4 +61,10 @@ done
 rm -rf "$out"
 mkdir -p "$out"
 git format-patch -q --zero-commit --no-signature -o "$out" "$base"
+if $quilt; then
+    for f in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
+        mv "$f" "$out/$(basename "$f" | cut -c6-)"
+    done
+    grep -v '^[[:space:]]*#' "$top/ovs-patches/series" > "$out/series"
+fi
 ls "$out"
