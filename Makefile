@@ -151,7 +151,8 @@ $(AGENT)/%.skel.h: $(AGENT)/%.bpf.o
 $(BIN)/awafs-host: host-agent/awafs-host.c $(AGENT)/awafs_sockops.skel.h \
 		$(AGENT)/awafs_dctcp.skel.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -Werror -I$(AGENT) $< -lbpf -o $@
+	$(CC) -O2 -g -Wall -Wextra -Werror $(CPPFLAGS) $(CFLAGS) -I$(AGENT) $< \
+		$(LDFLAGS) -lbpf -o $@
 
 # ---- patched Open vSwitch -------------------------------------------------
 #
