@@ -12,6 +12,8 @@
 #   make soak    30 minutes of traffic, reconfiguration and port churn
 #   make check-ovs  OVS's whole testsuite against stock's known failures
 #   make upstream-series  the series for a mailing list, new files included
+#   make deb     Debian packages of the switch, agent and controller (build/deb)
+#   make check-deb  make deb, then the packages on a throwaway Debian 12 root
 #   make clean   remove build/
 #
 # Everything generated lives in build/.  See docs/build.md.
@@ -73,7 +75,7 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
 	eval-smoke demo bench fuzz soak check-ovs clean controller \
-	upstream-series
+	upstream-series deb check-deb
 
 all build: ovs core host-agent controller
 
@@ -255,6 +257,17 @@ soak: setup build
 # git am applies to stock OVS 3.1.0 (tests/test_upstream_series.py).
 upstream-series: setup
 	build-aux/upstream-series.sh $(OVS_TARBALL) $(B)/upstream-series
+
+# Debian packages for a host (packages/README.md): Debian's own openvswitch
+# packaging with the series as quilt patches, awafs-host, awafs-controller
+# and the controller's wheel, in build/deb/.
+deb: setup
+	packages/build-debs.sh $(OVS_TARBALL) $(B)/deb
+
+# The packages installed, run, upgraded to and from Debian's, and purged, in
+# a root made by mmdebstrap (docs/testing.md).
+check-deb: deb
+	$(PYTEST) packages/tests
 
 # OVS's whole testsuite on the patched tree (about an hour), compared with
 # the stock tarball's failures on this machine (tests/ovs-known-failures.txt).

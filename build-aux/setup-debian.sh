@@ -14,7 +14,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # core's 32-bit build check); the Redis and
 # memcached client libraries the message-boundary tests use; matplotlib for
 # the demo's plot; SciPy for Karuna's thresholds (sim/karuna_thresholds.py); Mininet (its Python API builds the testbeds); Chromium,
-# its WebDriver and selenium for the controller dashboard's browser test.
+# its WebDriver and selenium for the controller dashboard's browser test;
+# Debian's packaging tools, lintian and mmdebstrap for make deb and make
+# check-deb (the packages' own build dependencies: 'apt-get build-dep' by
+# packages/build-debs.sh).
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
@@ -25,6 +28,7 @@ python3-matplotlib python3-scipy mininet
 chromium chromium-driver python3-selenium
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
 gcc-multilib
+dpkg-dev debhelper dh-python lintian mmdebstrap
 "
 
 # Every program the project executes -- the build, the tests, the testbed,
@@ -38,32 +42,44 @@ apt-get:apt
 ar:binutils
 basename:coreutils
 bpftool:bpftool
+cat:coreutils
 chromedriver:chromium-driver  # by hand: selenium starts it (tests/test_controller.py)
 chromium:chromium       # by hand: chromedriver starts it
+chroot:coreutils        # by hand: the check-deb root's holder (packages/tests)
 clang:clang
 cmp:diffutils
 cp:coreutils
 curl:curl
+date:coreutils
 dirname:coreutils       # by hand: inside quoted command substitutions
 dpdk-testpmd:dpdk-dev    # the guest of vhost-user tests (testbed/vhost.py)
+dpkg-buildpackage:dpkg-dev
+dpkg-checkbuilddeps:dpkg-dev
 dpkg-deb:dpkg
+dpkg-parsechangelog:dpkg-dev  # by hand: inside a quoted command substitution
 dpkg-query:dpkg
+dpkg-scanpackages:dpkg-dev
 ethtool:ethtool
+find:findutils
 gcc:gcc                 # -m32 needs gcc-multilib (packages above)
 git:git                 # build-aux/upstream-series.sh
 grep:grep
 ip:iproute2             # also by hand: awafs-host per-segment runs it
 iperf3:iperf3
 ldd:libc-bin
+lintian:lintian
 ln:coreutils
 ls:coreutils
 make:make
 memcached:memcached
 mkdir:coreutils
 mktemp:coreutils
+mmdebstrap:mmdebstrap
 mnexec:mininet          # by hand: testbed/net.py builds its command lines
 mount:mount
+mv:coreutils
 nginx:nginx-light
+nsenter:util-linux
 patch:patch
 perf:linux-perf
 ping:iputils-ping
@@ -73,6 +89,7 @@ readlink:coreutils      # by hand: ryu-app/awafs-controller
 redis-cli:redis-tools
 redis-server:redis-server
 rm:coreutils
+rmdir:coreutils
 sed:sed
 setpriv:util-linux
 sh:dash
@@ -81,10 +98,12 @@ ss:iproute2
 stdbuf:coreutils        # the verbose guest logs line by line (testbed/vhost.py)
 strace:strace
 sysctl:procps
+systemd-analyze:systemd
 tail:coreutils
 tar:tar
 tcpdump:tcpdump
 touch:coreutils
+unshare:util-linux
 "
 
 program_packages=$(echo "$programs" | sed -n 's/^[^#:]*:\([^[:space:]#]*\).*/\1/p')

@@ -12,7 +12,7 @@ from awafs_controller.__main__ import EX_CONFIG, parse_args
 from tests.conftest import REPO
 
 GOOD = """\
-# The example of packaging/debian/awafs-controller.conf.
+# The example of packages/debian/awafs-controller.conf.
 [controller]
 ofp-port = 6654
 ofp-host = 127.0.0.1
@@ -50,7 +50,7 @@ def test_the_command_line_overrides_the_file(tmp_path):
 
 def test_the_packaged_file_is_valid():
     args = parse_args(["--config", str(
-        REPO / "packaging/debian/awafs-controller.conf")])
+        REPO / "packages/debian/awafs-controller.conf")])
     assert args.rest == ("127.0.0.1", 8080)
     assert args.ovsdb == [("0000000000000001", "unix:/var/run/openvswitch/db.sock")]
 

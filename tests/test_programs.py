@@ -17,9 +17,9 @@ from tests.conftest import REPO
 
 SETUP = REPO / "build-aux/setup-debian.sh"
 PYTHON_DIRS = ("tests", "testbed", "demo", "bench", "eval", "host-agent",
-               "ryu-app", "build-aux", "sim")
+               "ryu-app", "build-aux", "sim", "packages")
 SHELL_DIRS = ("build-aux", "vswitchd-conf", "ci", ".ci", "host-agent",
-              "tests", "demo", "bench", "eval")
+              "tests", "demo", "bench", "eval", "packages")
 
 # Calls whose arguments are a command line: subprocess's, and the testbed's
 # wrappers that run one in a network namespace (Host.run/popen).

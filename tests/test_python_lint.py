@@ -9,7 +9,7 @@ from tests.conftest import REPO
 
 def test_pyflakes():
     dirs = ("tests", "testbed", "demo", "bench", "eval", "ofproto-ext",
-            "ryu-app", "host-agent", "sim")
+            "ryu-app", "host-agent", "sim", "packages")
     paths = [str(REPO / d) for d in dirs if (REPO / d).is_dir()]
     proc = subprocess.run([sys.executable, "-m", "pyflakes", *paths],
                           capture_output=True, text=True)

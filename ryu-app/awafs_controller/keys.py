@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # defs/ links to the switch's file in the source tree; packages carry the
-# file itself (packaging/).
+# file itself (packages/).
 DEF_FILE = Path(__file__).parent / "defs" / "netdev-dpdk-awafs-keys.def"
 
 # A C string literal, a parenthesised group, or a bare word.

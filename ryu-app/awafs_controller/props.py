@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # defs/ links to the switch's file in the source tree; packages carry the
-# file itself (packaging/).
+# file itself (packages/).
 DEF_FILE = Path(__file__).parent / "defs" / "awafs-props.def"
 
 _LINE = re.compile(r'^AWAFS_PROP\(\s*(\d+)\s*,\s*(PORT|QUEUE)\s*,\s*"([^"]+)"'
