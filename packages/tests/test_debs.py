@@ -354,9 +354,27 @@ def test_a_broken_controller_configuration_is_refused(root):
     root.run(f"cp /root/good.conf {conf}")
 
 
-def test_awafs_host_runs(root):
-    usage = root.run("awafs-host --help", check=False)
-    assert "attach --cgroup" in usage.stdout + usage.stderr
+def test_awafs_host_unit_attaches_a_cgroup(root):
+    """The commands of awafs-host@.service, as systemd would run them for
+    awafs-host@awafs-check.service: its Environment= and
+    /etc/default/awafs-host (options commented out) expanded."""
+    unit = root.out("cat /lib/systemd/system/awafs-host@.service")
+    cgroups = re.search(r"^Environment=AWAFS_CGROUP_ROOT=(\S+)$", unit,
+                        re.M).group(1)
+
+    def command(key):
+        line = re.search(rf"^{key}=(.*)$", unit, re.M).group(1)
+        return (line.replace("${AWAFS_CGROUP_ROOT}", cgroups)
+                .replace("%I", "awafs-check")
+                .replace("$AWAFS_HOST_OPTIONS", "").strip())
+    root.run(f"mount -t cgroup2 none {cgroups}; "
+             f"mkdir {cgroups}/awafs-check")
+    attached = root.out(command("ExecStart"))
+    assert f"attached to {cgroups}/awafs-check" in attached, attached
+    status = root.out(f"awafs-host status --cgroup {cgroups}/awafs-check")
+    assert status.startswith("cgroup ") and "connections=0" in status
+    assert "detached" in root.out(command("ExecStop"))
+    root.run(f"rmdir {cgroups}/awafs-check")
 
 
 def test_back_to_debian(root):
