@@ -3,7 +3,7 @@ seeds, with confidence intervals (issues 32 and 33).
 
     python3 -m eval.static_sweep [--seeds 5] [--flows 500] [--load BPS]
                                  [--thresholds 5000,10000,...] [--out DIR]
-    python3 -m eval.static_sweep --report CSV [same options as the run]
+    python3 -m eval.static_sweep --report CSV[.gz] [the run's options]
 
 The micro benchmark (testbed/micro.py: nginx, 80 % 10 kB / 20 % 1000 kB
 responses, two queues, DCTCP with ECN at the port) offered --load into a
@@ -31,6 +31,7 @@ FCT, and the load its run carried) and DIR/static-sweep.md, and prints the repor
 
 import argparse
 import csv
+import gzip
 import random
 import statistics
 import sys
@@ -165,7 +166,8 @@ def main(argv):
     ap.add_argument("--report", metavar="CSV")
     args = ap.parse_args(argv)
     if args.report:
-        with open(args.report, newline="") as f:
+        opener = gzip.open if args.report.endswith(".gz") else open
+        with opener(args.report, "rt", newline="") as f:
             rows = [{"scheme": r["scheme"], "seed": int(r["seed"]),
                      "size": int(r["size"]), "start_s": float(r["start_s"]),
                      "fct_ms": float(r["fct_ms"]),
