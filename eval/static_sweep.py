@@ -37,7 +37,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from testbed.micro import (LONG, SHORT, MicroBench, timed, write_rows,
+from testbed.micro import (LONG, SHORT, MicroBench, p99, timed, write_rows,
                            write_study)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -101,10 +101,9 @@ def ratio_ci(a, b, rng):
 
 def tail(values):
     """p99 if there are enough flows for one, else the maximum."""
-    s = sorted(values)
-    if len(s) >= P99_MIN_FLOWS:
-        return f"{s[int(0.99 * len(s))]:.2f}"
-    return f"max {s[-1]:.2f}"
+    if len(values) >= P99_MIN_FLOWS:
+        return f"{p99(values):.2f}"
+    return f"max {max(values):.2f}"
 
 
 def report(rows, args):
