@@ -79,10 +79,10 @@ def parse_args(argv=None):
     pre.add_argument("--config")
     known, rest = pre.parse_known_args(argv)
     if known.config:
-        parsers = {"ofp-port": port_number, "ofp-host": str,
-                   "rest": host_port, "ovsdb": ovsdb_remote}
+        options = {"ofp-port": port_number, "ofp-host": str,
+                   "rest": host_port, "verbose": None}
         try:
-            rest = to_argv(known.config, parsers) + rest
+            rest = to_argv(known.config, options, ovsdb_remote) + rest
         except ConfError as e:
             print(f"awafs-controller: {e}", file=sys.stderr)
             sys.exit(EX_CONFIG)

@@ -15,10 +15,6 @@ line and the reason."""
 
 import argparse
 
-# The options a file may set under [controller], and whether each takes a
-# value (the others are switches: true or false).
-OPTIONS = {"ofp-port": True, "ofp-host": True, "rest": True,
-           "verbose": False}
 BOOLEANS = {"true": True, "yes": True, "on": True, "1": True,
             "false": False, "no": False, "off": False, "0": False}
 
@@ -27,10 +23,12 @@ class ConfError(Exception):
     """A broken file: str() is 'FILE:LINE: reason'."""
 
 
-def to_argv(path, parsers):
+def to_argv(path, options, ovsdb):
     """The command-line words that the file at 'path' stands for.
-    'parsers' maps an option to the function that checks its value (the
-    argparse 'type'); "ovsdb" checks a [ovsdb] line's "DPID=REMOTE"."""
+    'options' maps each option a file may set under [controller] to the
+    function that checks its value (the argparse 'type'), or to None for a
+    switch (true or false); 'ovsdb' checks a [ovsdb] line's
+    "DPID=REMOTE"."""
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -56,20 +54,20 @@ def to_argv(path, parsers):
         if section is None:
             fail(f"'{key}' outside a section")
         if section == "ovsdb":
-            check(parsers["ovsdb"], f"{key}={value}", fail)
+            check(ovsdb, f"{key}={value}", fail)
             argv += ["--ovsdb", f"{key}={value}"]
             continue
-        if key not in OPTIONS:
-            fail(f"unknown option '{key}' (known: {', '.join(OPTIONS)})")
+        if key not in options:
+            fail(f"unknown option '{key}' (known: {', '.join(options)})")
         if key in seen:
             fail(f"'{key}' is already set on line {seen[key]}")
         seen[key] = number
-        if not OPTIONS[key]:
+        if options[key] is None:
             if value.lower() not in BOOLEANS:
                 fail(f"{key}: '{value}' is not true or false")
             argv += [f"--{key}"] if BOOLEANS[value.lower()] else []
             continue
-        check(parsers[key], value, fail)
+        check(options[key], value, fail)
         argv += [f"--{key}", value]
     return argv
 
