@@ -56,7 +56,6 @@ dpdk-testpmd:dpdk-dev    # the guest of vhost-user tests (testbed/vhost.py)
 dpkg-buildpackage:dpkg-dev
 dpkg-checkbuilddeps:dpkg-dev
 dpkg-deb:dpkg
-dpkg-parsechangelog:dpkg-dev  # by hand: inside a quoted command substitution
 dpkg-query:dpkg
 dpkg-scanpackages:dpkg-dev
 ethtool:ethtool

@@ -23,13 +23,16 @@ build_deps() {
     fi
 }
 
-# A changelog entry on top of SRC's debian/changelog: VERSION, TEXT.
+# A changelog entry on top of SRC's debian/changelog, if it has one:
+# VERSION, TEXT.
 changelog_entry() {
     { printf '%s (%s) bookworm; urgency=medium\n\n  * %s\n\n' \
-          "$(dpkg-parsechangelog -l "$1/debian/changelog" -S Source)" \
-          "$2" "$3"
-      printf ' -- %s  %s\n\n' "$AWAFS_MAINTAINER" "$AWAFS_DATE"
-      cat "$1/debian/changelog"; } > "$1/debian/changelog.new"
+          "$(sed -n 's/^Source: //p' "$1/debian/control")" "$2" "$3"
+      printf ' -- %s  %s\n' "$AWAFS_MAINTAINER" "$AWAFS_DATE"
+      if [ -f "$1/debian/changelog" ]; then
+          echo
+          cat "$1/debian/changelog"
+      fi; } > "$1/debian/changelog.new"
     mv "$1/debian/changelog.new" "$1/debian/changelog"
 }
 
@@ -78,9 +81,7 @@ mkdir -p "$awafs/src"
 git -C "$top" ls-files -z | (cd "$top" && tar --null -T - -cf -) | \
     tar -xf - -C "$awafs/src"
 cp -r "$top/packages/debian" "$awafs/src/debian"
-printf 'awafs (%s) bookworm; urgency=medium\n\n  * %s\n\n -- %s  %s\n' \
-    "$AWAFS_VERSION" "AWAFS $AWAFS_COMMIT." "$AWAFS_MAINTAINER" \
-    "$AWAFS_DATE" > "$awafs/src/debian/changelog"
+changelog_entry "$awafs/src" "$AWAFS_VERSION" "AWAFS $AWAFS_COMMIT."
 build "$awafs/src"
 
 # The controller's wheel.

@@ -1,5 +1,5 @@
 # The versions of the packages packages/build-debs.sh builds, sourced by
-# it and by packages/check-debs.sh.
+# it; packages/tests/test_debs.py reads the Open vSwitch ones.
 
 # Debian's version with +awafsN: apt prefers it to Debian's, and Debian's
 # next security update (3.1.0-2+deb12u2) to it.
