@@ -5,6 +5,7 @@ sequence gaps, floods the flow table and sends empty and padded segments
 (testbed/attacker.py) into the same awafs port at a given wire rate.
 
     python3 -m bench.trust_bound [--trust switch,verify] [--seeds 3]
+        [--scheme awafs-pct10|awafs-auto]
         [--attacks all,no-completions] [--flows N] [--load BPS]
         [--attack-rate BPS] [--rate-limit N] [--out DIR]
 
@@ -19,8 +20,8 @@ bounds, each over the seeds (the largest):
 - queue 0: the attacker's share of the bytes queue 0 carried, as the
   bytes queue 0 took beyond the honest run's (same flows), over all it took;
 - FCT: the change of the honest short and long flows' mean and p99.
-Writes DIR/trust-bound.csv (a row per run) and DIR/trust-bound.md, and
-prints the report."""
+Writes DIR/trust-bound.csv (a row per run) and DIR/trust-bound.md
+(trust-bound-auto.* for --scheme awafs-auto), and prints the report."""
 
 import argparse
 import statistics
@@ -34,7 +35,9 @@ from testbed.micro import (LONG, SHORT, MicroBench, p99,
 
 REPO = Path(__file__).resolve().parent.parent
 
-SCHEME = "awafs-pct10"
+# The thresholds' rule: RefPct 10, or the FCT model (percentiles=auto).
+SCHEMES = {"awafs-pct10": ("RefPct 10", "trust-bound"),
+           "awafs-auto": ("percentiles=auto", "trust-bound-auto")}
 # What the attacker sends (testbed/attacker.py --attacks): everything, and
 # everything but the attacks that end messages (SYN/FIN loops, gaps).
 ATTACK_SETS = {"all": "forged,loop,gap,flood,padded,empty",
@@ -70,7 +73,7 @@ def run_one(bench, trust, seed, args, attack):
             stdout=subprocess.PIPE, text=True)
         time.sleep(1)
     try:
-        res = bench.measure(SCHEME, args.flows, args.load, seed=seed,
+        res = bench.measure(args.scheme, args.flows, args.load, seed=seed,
                             sample_s=0.25, extra=extra)
     finally:
         atk_out = ""
@@ -140,6 +143,7 @@ def report(rows, args):
         "# Trust bound: a lying tenant against the micro benchmark",
         "",
         f"`python3 -m bench.trust_bound --trust {','.join(args.trust)} "
+        f"--scheme {args.scheme} "
         f"--attacks {','.join(args.attacks)} --seeds {args.seeds} "
         f"--flows {args.flows} --load {args.load:.0f} "
         f"--attack-rate {args.attack_rate:.0f} "
@@ -147,7 +151,8 @@ def report(rows, args):
         "",
         f"Honest: {args.flows} flows (80 % 10 kB, 20 % 1000 kB from nginx),"
         f" offered {args.load / 1e6:.0f} Mbit/s into a port shaped to "
-        f"100 Mbit/s, {SCHEME} (2 queues, RefPct 10, from 1000 kB, window "
+        f"100 Mbit/s, {args.scheme} (2 queues, {SCHEMES[args.scheme][0]}, "
+        "from 1000 kB, window "
         f"1 s), completion-rate-limit {args.rate_limit}, DCTCP. Attacker "
         f"(testbed/attacker.py) on {ATTACKER}: "
         f"{args.attack_rate / 1e6:.0f} Mbit/s of wire into the same port; "
@@ -195,6 +200,7 @@ def main(argv):
                     type=lambda s: s.split(","),
                     help="attack sets to run: " + ", ".join(ATTACK_SETS))
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--scheme", default="awafs-pct10", choices=SCHEMES)
     ap.add_argument("--flows", type=int, default=500)
     ap.add_argument("--load", type=float, default=50e6)
     ap.add_argument("--attack-rate", type=float, default=100e6)
@@ -219,7 +225,7 @@ def main(argv):
                         lambda: run_one(bench, trust, seed, args, attack)))
     finally:
         bench.close()
-    write_study(out, "trust-bound", rows, report(rows, args))
+    write_study(out, SCHEMES[args.scheme][1], rows, report(rows, args))
 
 
 if __name__ == "__main__":
