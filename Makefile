@@ -228,10 +228,14 @@ eval-smoke: setup build
 demo: setup build
 	$(VENV)/bin/python -m demo.awafs_demo
 
-# Benchmarks (about 6 minutes): CSV files and report.md in build/bench/.
-bench: setup build
+# Benchmarks (about 20 minutes): CSV files and report.md in build/bench/.
+# Besides the build, Debian's stock ovs-vswitchd-dpdk and the series built
+# by Debian's packaging (make deb), to compare the two as built alike.
+bench: setup build deb
 	$(VENV)/bin/python -m bench.run $(B)/bench $(B)/bench/core-bench \
-		"$$(build-aux/fetch-stock-ovs.sh $(B)/stock)"
+		"$$(build-aux/unpack-ovs-dpdk.sh $(B)/stock)" \
+		"$$(build-aux/unpack-ovs-dpdk.sh $(B)/deb-vswitchd \
+			$(B)/deb/openvswitch-switch-dpdk_*+awafs*.deb)"
 
 # Each target runs FUZZ_RUNS inputs from its corpus in tests/fuzz/corpus/
 # (read only; new finds go to build/fuzz/new-TARGET) and, for the parser,
