@@ -721,13 +721,14 @@ awafs_qos_set_link_speed(struct qos_conf *conf, uint32_t mbps)
     }
 }
 
-/* What instance 'tq' may send at TSC 'tsc', in bytes: its credit, which it
- * tops up from the port's bucket when it runs low, if no other instance is
- * doing so at that moment.  An instance's credit is at most a lease, so the
+/* What instance 'tq' may send now, in bytes: its credit, which it tops up
+ * from the port's bucket when it runs low, if no other instance is doing so
+ * at that moment.  An instance's credit is at most a lease, so the
  * instances together never send more than the bucket allows plus one lease
- * each. */
+ * each.  The clock is read only to top up (the TSC costs tens of cycles in
+ * a VM, and an unshaped port needs none). */
 static int64_t
-awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq, uint64_t tsc)
+awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq)
 {
     unsigned int gen;
     bool shaped;
@@ -743,7 +744,7 @@ awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq, uint64_t tsc)
         tq->refill = 1;
     }
     if (tq->credit < tq->refill && rte_spinlock_trylock(&aq->tb_lock)) {
-        int64_t avail = awafs_tb_budget(&aq->tb, tsc);
+        int64_t avail = awafs_tb_budget(&aq->tb, rte_get_tsc_cycles());
 
         if (avail > 0) {
             int64_t take = MIN(avail, (int64_t) aq->lease - tq->credit);
@@ -2110,7 +2111,7 @@ awafs_qos_enqueue(struct qos_conf *conf, int qid, struct rte_mbuf **pkts,
                                                   pkts + base, n);
 
         if (direct && n == cnt && !awafs_sched_backlog(tq->sched)
-            && awafs_txq_budget(aq, tq, rte_get_tsc_cycles())
+            && awafs_txq_budget(aq, tq)
                >= (int64_t) bytes) {
             *direct = true;
             return 0;
@@ -2168,11 +2169,10 @@ awafs_qos_dequeue(struct qos_conf *conf, int qid, struct rte_mbuf **pkts,
     struct awafs_qos *aq = awafs_qos_cast(conf);
     const struct awafs_dp_params *dp;
     struct awafs_txq *tq = awafs_qos_txq(aq, qid, &dp);
-    uint64_t tsc = rte_get_tsc_cycles();
 
     return awafs_sched_peek(tq->sched, (void **) pkts, max,
-                            awafs_txq_budget(aq, tq, tsc),
-                            tsc >> AWAFS_TICK_SHIFT);
+                            awafs_txq_budget(aq, tq),
+                            rte_get_tsc_cycles() >> AWAFS_TICK_SHIFT);
 }
 
 static void
