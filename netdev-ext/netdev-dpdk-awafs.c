@@ -1951,7 +1951,8 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
  * carries, in every trust mode (docs/design.md, "Byte-free segments"): a
  * TCP frame padded past the Ethernet minimum goes to the lowest queue, and
  * a TCP segment without payload to queue 0 only within the instance's
- * budget for them. */
+ * budget for them.  '*tsc' is the batch's TSC, read on first use (0 until
+ * then): a port that sends ACKs has many byte-free segments. */
 static unsigned int
 awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
@@ -1959,7 +1960,7 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_thresholds *beta,
                    const uint8_t *data, uint32_t head_len, uint32_t len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
-                   int64_t *now_us)
+                   int64_t *now_us, uint64_t *tsc)
 {
     unsigned int q = awafs_qos_classify__(aq, tq, p, thr, beta, data,
                                           head_len, r, h, now_us);
@@ -1972,8 +1973,11 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
         return p->n_queues - 1;
     }
     if (!h->payload_len) {
-        return awafs_byte_free_queue(&tq->byte_free, rte_get_tsc_cycles(),
-                                     len, p->n_queues, &tq->byte_free_over);
+        if (!*tsc) {
+            *tsc = rte_get_tsc_cycles();
+        }
+        return awafs_byte_free_queue(&tq->byte_free, *tsc, len, p->n_queues,
+                                     &tq->byte_free_over);
     }
     return q;
 }
@@ -2006,7 +2010,7 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
                     : NULL;
     struct awafs_batch *b = &tq->batch;
     int64_t now_us = -1;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, tsc = 0;
 
     for (int i = 0; i < n; i++) {
         struct rte_mbuf *m = pkts[i];
@@ -2027,7 +2031,8 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
          * workload's too. */
         r = awafs_parse_head(data, head_len, len, tunnels, &h, &tq->parse);
         b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
-                                          head_len, len, r, &h, &now_us);
+                                          head_len, len, r, &h, &now_us,
+                                          &tsc);
         if (OVS_UNLIKELY(packet->md.skb_priority)) {
             b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
         }
