@@ -5,7 +5,7 @@ sequence gaps, floods the flow table and sends empty and padded segments
 (testbed/attacker.py) into the same awafs port at a given wire rate.
 
     python3 -m bench.trust_bound [--trust switch,verify] [--seeds 3]
-        [--scheme awafs-pct10|awafs-auto]
+        [--scheme awafs-pct10|awafs-auto] [--window-weight source]
         [--attacks all,no-completions] [--flows N] [--load BPS]
         [--attack-rate BPS] [--rate-limit N] [--out DIR]
 
@@ -21,7 +21,8 @@ bounds, each over the seeds (the largest):
   bytes queue 0 took beyond the honest run's (same flows), over all it took;
 - FCT: the change of the honest short and long flows' mean and p99.
 Writes DIR/trust-bound.csv (a row per run) and DIR/trust-bound.md
-(trust-bound-auto.* for --scheme awafs-auto), and prints the report."""
+(trust-bound-auto.* for --scheme awafs-auto, with -by-source for
+--window-weight source), and prints the report."""
 
 import argparse
 import statistics
@@ -64,7 +65,8 @@ def attacker_argv(bench, seconds, rate, seed, attacks):
 
 def run_one(bench, trust, seed, args, attack):
     """One run; 'attack' names an ATTACK_SETS entry, or is None."""
-    extra = {"trust": trust, "completion-rate-limit": args.rate_limit}
+    extra = {"trust": trust, "completion-rate-limit": args.rate_limit,
+             "window-weight": args.window_weight}
     proc = None
     if attack:
         seconds = 1 + 1.5 * args.flows * mean_flow_bytes() * 8 / args.load
@@ -143,7 +145,7 @@ def report(rows, args):
         "# Trust bound: a lying tenant against the micro benchmark",
         "",
         f"`python3 -m bench.trust_bound --trust {','.join(args.trust)} "
-        f"--scheme {args.scheme} "
+        f"--scheme {args.scheme} --window-weight {args.window_weight} "
         f"--attacks {','.join(args.attacks)} --seeds {args.seeds} "
         f"--flows {args.flows} --load {args.load:.0f} "
         f"--attack-rate {args.attack_rate:.0f} "
@@ -153,7 +155,8 @@ def report(rows, args):
         f" offered {args.load / 1e6:.0f} Mbit/s into a port shaped to "
         f"100 Mbit/s, {args.scheme} (2 queues, {SCHEMES[args.scheme][0]}, "
         "from 1000 kB, window "
-        f"1 s), completion-rate-limit {args.rate_limit}, DCTCP. Attacker "
+        f"1 s, window-weight {args.window_weight}), completion-rate-limit "
+        f"{args.rate_limit}, DCTCP. Attacker "
         f"(testbed/attacker.py) on {ATTACKER}: "
         f"{args.attack_rate / 1e6:.0f} Mbit/s of wire into the same port; "
         "attack sets: "
@@ -201,6 +204,8 @@ def main(argv):
                     help="attack sets to run: " + ", ".join(ATTACK_SETS))
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--scheme", default="awafs-pct10", choices=SCHEMES)
+    ap.add_argument("--window-weight", default="completion",
+                    choices=["completion", "source"])
     ap.add_argument("--flows", type=int, default=500)
     ap.add_argument("--load", type=float, default=50e6)
     ap.add_argument("--attack-rate", type=float, default=100e6)
@@ -225,7 +230,10 @@ def main(argv):
                         lambda: run_one(bench, trust, seed, args, attack)))
     finally:
         bench.close()
-    write_study(out, SCHEMES[args.scheme][1], rows, report(rows, args))
+    stem = SCHEMES[args.scheme][1]
+    if args.window_weight == "source":
+        stem += "-by-source"
+    write_study(out, stem, rows, report(rows, args))
 
 
 if __name__ == "__main__":

@@ -38,11 +38,17 @@
 #define WINDOW_MAX_CAPACITY (1u << 24)
 #define DRAIN_BURST 256
 
+/* A sample of the exact window (which does not weigh sources). */
+struct window_entry {
+    int64_t ts_us;
+    uint64_t size;
+};
+
 struct awafs_adapt {
     struct awafs_config cfg;
     struct awafs_ring *ring;
     /* AWAFS_WINDOW_EXACT: */
-    struct awafs_ring_entry *win;       /* cfg.window_capacity entries. */
+    struct window_entry *win;           /* cfg.window_capacity entries. */
     uint32_t win_first;                 /* Index of the oldest entry. */
     uint32_t win_count;
     uint64_t *scratch;                  /* cfg.window_capacity sizes. */
@@ -117,6 +123,9 @@ awafs_config_check(const struct awafs_config *cfg)
         && cfg->window_kind != AWAFS_WINDOW_HISTOGRAM) {
         return "unknown window type";
     }
+    if (cfg->weigh_sources && cfg->window_kind != AWAFS_WINDOW_HISTOGRAM) {
+        return "window-weight=source needs window-type=histogram";
+    }
     return NULL;
 }
 
@@ -139,7 +148,7 @@ awafs_adapt_memsize(const struct awafs_config *cfg)
     size_t window = (cfg->window_kind == AWAFS_WINDOW_HISTOGRAM
                      ? awafs_histwin_memsize()
                      : (size_t) cfg->window_capacity
-                       * (sizeof(struct awafs_ring_entry) + sizeof(uint64_t)));
+                       * (sizeof(struct window_entry) + sizeof(uint64_t)));
 
     return sizeof(struct awafs_adapt) + awafs_ring_memsize(cfg->ring_capacity)
            + window + (cfg->minimise_fct ? AWAFS_FCT_MAX_INPUT
@@ -239,6 +248,9 @@ awafs_adapt_create(const struct awafs_config *cfg)
     if (cfg->window_kind == AWAFS_WINDOW_HISTOGRAM) {
         a->hist = awafs_histwin_create(cfg->window_us);
         ok = a->ring && a->hist;
+        if (a->hist) {
+            awafs_histwin_weigh_sources(a->hist, cfg->weigh_sources);
+        }
     } else {
         a->win = awafs_zalloc(cfg->window_capacity * sizeof *a->win);
         a->scratch = awafs_zalloc(cfg->window_capacity
@@ -286,6 +298,9 @@ awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
         return false;
     }
     a->cfg = *cfg;
+    if (a->hist) {
+        awafs_histwin_weigh_sources(a->hist, cfg->weigh_sources);
+    }
     /* Static mode always runs on the configured set; adaptive mode keeps a
      * learned set, so a new InitThr matters only until the first update.
      * Any change to the published set is a new version. */
@@ -312,13 +327,14 @@ window_drop_oldest(struct awafs_adapt *a)
 }
 
 static void
-window_add(struct awafs_adapt *a, int64_t ts_us, uint64_t size)
+window_add(struct awafs_adapt *a, int64_t ts_us, uint64_t size,
+           uint32_t source)
 {
     uint32_t cap = a->cfg.window_capacity;
     uint32_t idx;
 
     if (a->hist) {
-        awafs_histwin_add(a->hist, ts_us, size);
+        awafs_histwin_add(a->hist, ts_us, size, source);
         return;
     }
     if (a->win_count == cap) {
@@ -438,7 +454,7 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
 
     while ((n = awafs_ring_pop_burst(a->ring, burst, DRAIN_BURST)) > 0) {
         for (size_t i = 0; i < n; i++) {
-            window_add(a, burst[i].ts_us, burst[i].size);
+            window_add(a, burst[i].ts_us, burst[i].size, burst[i].source);
         }
         a->stats.samples_in += n;
     }

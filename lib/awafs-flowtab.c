@@ -177,7 +177,7 @@ struct flow_entry {
                                  * this one since the last boundary the
                                  * switch saw itself (saturating), which
                                  * its classification counts. */
-    uint8_t src[16];            /* Source address, for the source limit. */
+    uint8_t src[16];            /* Source address (limit, weights). */
 };
 
 struct awafs_flowtab {
@@ -787,7 +787,8 @@ awafs_flowtab_update(struct awafs_flowtab *t,
 
 size_t
 awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
-                    int64_t idle_us, uint64_t *sizes, uint8_t *types)
+                    int64_t idle_us, uint64_t *sizes, uint8_t *types,
+                    uint8_t (*srcs)[16])
 {
     int64_t quiet = idle_us > AWAFS_FLOWTAB_QUIET_US ? idle_us
                     : AWAFS_FLOWTAB_QUIET_US;
@@ -804,6 +805,9 @@ awafs_flowtab_sweep(struct awafs_flowtab *t, uint32_t n, int64_t now_us,
             if (size) {
                 if (types) {
                     types[n_sizes] = type;
+                }
+                if (srcs) {
+                    memcpy(srcs[n_sizes], e->src, sizeof srcs[0]);
                 }
                 sizes[n_sizes++] = size;
             }

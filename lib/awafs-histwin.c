@@ -29,7 +29,17 @@
  * window, so the window holds between W and W + one slice of completions.
  * The sum of the live slices is kept up to date on every add and expiry, so a
  * percentile query is one scan of the buckets: no sort, no per-sample
- * memory. */
+ * memory.
+ *
+ * Weights.  A bucket holds weights, ONE per sample unless sources are
+ * weighed (awafs_histwin_weigh_sources()).  Then each slice also counts its
+ * samples per source slot (a keyed hash of the sender's address, told apart
+ * by AWAFS_HIST_SOURCES slots), and a sample from a source that has more
+ * samples in the window than the other sources' mean weighs ONE * that mean /
+ * its count: in steady state such a source's samples weigh as much together
+ * as an average other source's, so one source among n holds about 1/n of
+ * the window however many completions it makes.  Weights only go down, so a
+ * rare source's few samples never weigh more than one each. */
 
 #ifdef HAVE_CONFIG_H
 #include <config.h>             /* Built into Open vSwitch. */
@@ -44,18 +54,26 @@
 #define N_BUCKETS ((AWAFS_HIST_MAX_BITS - AWAFS_HIST_SUB_BITS + 1) * SUB)
 #define MAX_SIZE ((1ull << AWAFS_HIST_MAX_BITS) - 1)
 #define N_SLOTS (AWAFS_HIST_SLICES * 2 + 1)   /* Room for W up to 2x. */
+#define ONE 256u                /* A sample's full weight. */
+#define SRC_MASK (AWAFS_HIST_SOURCES - 1)
 
 struct hist_slice {
     int64_t index;              /* ts / slice_us of its entries; -1: empty. */
     uint32_t count;
-    uint32_t buckets[N_BUCKETS];
+    uint32_t buckets[N_BUCKETS];        /* Weights. */
+    uint32_t sources[AWAFS_HIST_SOURCES];       /* Samples per source slot,
+                                                 * if sources are weighed. */
 };
 
 struct awafs_histwin {
     int64_t window_us;
     int64_t slice_us;
-    uint64_t total;
-    uint64_t sum[N_BUCKETS];
+    bool weigh_sources;
+    uint64_t total;             /* Samples. */
+    uint64_t total_weight;
+    uint64_t sum[N_BUCKETS];    /* Weights. */
+    uint64_t source_sum[AWAFS_HIST_SOURCES];    /* Samples per source slot. */
+    uint32_t n_sources;         /* Slots with samples in the window. */
     struct hist_slice slots[N_SLOTS];
 };
 
@@ -104,9 +122,17 @@ slot_clear(struct awafs_histwin *h, struct hist_slice *s)
     if (s->count) {
         for (uint32_t b = 0; b < N_BUCKETS; b++) {
             h->sum[b] -= s->buckets[b];
+            h->total_weight -= s->buckets[b];
+        }
+        for (uint32_t i = 0; i < AWAFS_HIST_SOURCES; i++) {
+            if (s->sources[i]) {
+                h->source_sum[i] -= s->sources[i];
+                h->n_sources -= !h->source_sum[i];
+            }
         }
         h->total -= s->count;
         memset(s->buckets, 0, sizeof s->buckets);
+        memset(s->sources, 0, sizeof s->sources);
         s->count = 0;
     }
     s->index = -1;
@@ -154,11 +180,37 @@ awafs_histwin_set_window(struct awafs_histwin *h, int64_t window_us)
 }
 
 void
-awafs_histwin_add(struct awafs_histwin *h, int64_t ts_us, uint64_t size)
+awafs_histwin_weigh_sources(struct awafs_histwin *h, bool on)
+{
+    h->weigh_sources = on;
+}
+
+/* The weight of a new sample from source slot 'src', counted already. */
+static uint32_t
+sample_weight(const struct awafs_histwin *h, uint32_t src)
+{
+    uint64_t own = h->source_sum[src];
+    uint64_t others = h->total - own;
+    uint64_t n_others = h->n_sources - 1;
+    uint64_t w;
+
+    /* At most ONE * (others / n_others) / own, in integers. */
+    if (!h->weigh_sources || !n_others || own * n_others <= others) {
+        return ONE;
+    }
+    w = ONE * others / (own * n_others);
+    return w ? w : 1;
+}
+
+void
+awafs_histwin_add(struct awafs_histwin *h, int64_t ts_us, uint64_t size,
+                  uint32_t source)
 {
     int64_t index = ts_us >= 0 ? ts_us / h->slice_us : 0;
     struct hist_slice *s = &h->slots[index % N_SLOTS];
     uint32_t b = bucket_of(size);
+    uint32_t src = source & SRC_MASK;
+    uint32_t w;
 
     if (s->index != index) {
         if (s->index > index) {
@@ -167,10 +219,17 @@ awafs_histwin_add(struct awafs_histwin *h, int64_t ts_us, uint64_t size)
         slot_clear(h, s);
         s->index = index;
     }
-    s->buckets[b]++;
+    if (s->buckets[b] > UINT32_MAX - ONE) {
+        return;         /* 2^24 samples of one size in one slice. */
+    }
     s->count++;
-    h->sum[b]++;
     h->total++;
+    s->sources[src]++;
+    h->n_sources += !h->source_sum[src]++;
+    w = sample_weight(h, src);
+    s->buckets[b] += w;
+    h->sum[b] += w;
+    h->total_weight += w;
 }
 
 uint64_t
@@ -206,8 +265,8 @@ awafs_histwin_percentiles(const struct awafs_histwin *h,
     uint32_t b = 0;
 
     for (size_t i = 0; i < n_pct && h->total; i++) {
-        /* Nearest rank, as awafs_percentiles(). */
-        uint64_t rank = ((uint64_t) pct_milli[i] * h->total + 99999)
+        /* Nearest rank, as awafs_percentiles(), by weight. */
+        uint64_t rank = ((uint64_t) pct_milli[i] * h->total_weight + 99999)
                         / 100000;
 
         if (!rank) {
@@ -240,8 +299,13 @@ void
 awafs_histwin_log2_counts(const struct awafs_histwin *h,
                           uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS])
 {
+    uint64_t weights[AWAFS_WINDOW_LOG2_BUCKETS] = { 0 };
+
     /* Each bucket lies within one power of 2, as its midpoint does. */
     for (uint32_t b = 0; b < N_BUCKETS; b++) {
-        counts[awafs_log2_bucket(bucket_value(b))] += h->sum[b];
+        weights[awafs_log2_bucket(bucket_value(b))] += h->sum[b];
+    }
+    for (size_t i = 0; i < AWAFS_WINDOW_LOG2_BUCKETS; i++) {
+        counts[i] += (weights[i] + ONE / 2) / ONE;
     }
 }

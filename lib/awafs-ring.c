@@ -38,6 +38,7 @@ struct ring_slot {
     AWAFS_ATOMIC(uint64_t) seq;
     int64_t ts_us;
     uint64_t size;
+    uint32_t source;
 };
 
 struct awafs_ring {
@@ -97,6 +98,13 @@ awafs_ring_capacity(const struct awafs_ring *r)
 bool
 awafs_ring_push(struct awafs_ring *r, int64_t ts_us, uint64_t size)
 {
+    return awafs_ring_push_from(r, ts_us, size, 0);
+}
+
+bool
+awafs_ring_push_from(struct awafs_ring *r, int64_t ts_us, uint64_t size,
+                     uint32_t source)
+{
     struct ring_slot *slot;
     uint64_t pos;
 
@@ -127,6 +135,7 @@ awafs_ring_push(struct awafs_ring *r, int64_t ts_us, uint64_t size)
     }
     slot->ts_us = ts_us;
     slot->size = size;
+    slot->source = source;
     atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
     return true;
 }
@@ -148,6 +157,7 @@ awafs_ring_pop_burst(struct awafs_ring *r, struct awafs_ring_entry *out,
         }
         out[n].ts_us = slot->ts_us;
         out[n].size = slot->size;
+        out[n].source = slot->source;
         n++;
         atomic_store_explicit(&slot->seq, r->tail + r->mask + 1,
                               memory_order_release);

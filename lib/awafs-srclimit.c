@@ -104,17 +104,23 @@ refill(const struct awafs_srclimit *l, struct bucket *b, int64_t now_us)
     }
 }
 
+uint32_t
+awafs_source_id(const uint32_t key[4], const uint8_t addr[16])
+{
+    uint64_t w[2];
+
+    memcpy(w, addr, sizeof w);
+    return awafs_keyed_hash(key, w, 2);
+}
+
 bool
 awafs_srclimit_allow(struct awafs_srclimit *l, const uint8_t addr[16],
                      int64_t now_us)
 {
-    struct bucket *a, *b;
-    uint64_t w[2];
-    uint32_t h;
-
     /* The mask has at most 16 bits (AWAFS_SRCLIMIT_MAX_SLOTS). */
-    memcpy(w, addr, sizeof w);
-    h = awafs_keyed_hash(l->hash_key, w, 2);
+    uint32_t h = awafs_source_id(l->hash_key, addr);
+    struct bucket *a, *b;
+
     a = &l->slots[h & l->mask];
     b = &l->slots[(h >> 16) & l->mask];
     refill(l, a, now_us);

@@ -25,7 +25,8 @@
  *   - awafs_classify(): MLFQ queue for a flow's bytes-sent.
  *   - struct awafs_flowtab: the switch's own byte count per flow
  *     (trust=switch|verify).
- *   - struct awafs_srclimit: per-source completion rate limit (trust=host).
+ *   - struct awafs_srclimit: per-source completion rate limit;
+ *     awafs_source_id() names sources for the window's weights.
  *   - struct awafs_ring: bounded lock-free multi-producer, single-consumer
  *     ring of completed flow sizes, filled per packet by the datapath.
  *   - struct awafs_adapt: the window of completed sizes and the periodic
@@ -510,6 +511,8 @@ bool awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h);
 struct awafs_ring_entry {
     int64_t ts_us;
     uint64_t size;
+    uint32_t source;            /* awafs_source_id() of its sender, 0 if
+                                 * unknown. */
 };
 
 struct awafs_ring;
@@ -524,15 +527,23 @@ uint32_t awafs_ring_capacity(const struct awafs_ring *);
 /* Any thread, concurrently: never blocks, never allocates.  Returns false and
  * counts a drop when the ring is full. */
 bool awafs_ring_push(struct awafs_ring *, int64_t ts_us, uint64_t size);
+/* The same, for a completion sent by 'source' (awafs_source_id()). */
+bool awafs_ring_push_from(struct awafs_ring *, int64_t ts_us, uint64_t size,
+                          uint32_t source);
 /* One consumer thread at a time. */
 size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
                             size_t max);
 uint64_t awafs_ring_pushed(const struct awafs_ring *);
 uint64_t awafs_ring_dropped(const struct awafs_ring *);
 
-/* ---- Per-source completion rate limit (trust=host) ---- */
+/* ---- Sources: per-source completion rate limit, window weights ---- */
 
 #define AWAFS_SRCLIMIT_MAX_SLOTS (1u << 16)
+
+/* A 32-bit name of the source address 'addr' (IPv4 in its first 4 bytes,
+ * the rest zero; or IPv6) under the secret 'key': senders cannot choose
+ * addresses that share a name with another's. */
+uint32_t awafs_source_id(const uint32_t key[4], const uint8_t addr[16]);
 
 struct awafs_srclimit;
 
@@ -674,10 +685,11 @@ void awafs_flowtab_update(struct awafs_flowtab *,
 /* Checks the next 'n' entries for flows idle longer than 'idle_us' after a
  * PSH segment, and longer than a retransmission timeout, and ends their
  * messages; stores their sizes in 'sizes' and, if nonnull, their types in
- * 'types' (room for 'n' each) and returns how many. */
+ * 'types' and their source addresses in 'srcs' (room for 'n' each) and
+ * returns how many. */
 size_t awafs_flowtab_sweep(struct awafs_flowtab *, uint32_t n,
                            int64_t now_us, int64_t idle_us, uint64_t *sizes,
-                           uint8_t *types);
+                           uint8_t *types, uint8_t (*srcs)[16]);
 /* The 5-tuple of a frame that awafs_parse() found TCP in (l4_ofs set);
  * false otherwise. */
 bool awafs_flow_key_from_frame(const void *frame, size_t len,
@@ -733,6 +745,7 @@ bool awafs_fct_evaluate(enum awafs_fct_model, const struct awafs_fct_point *,
 #define AWAFS_HIST_SUB_BITS 6       /* 64 buckets per power of 2. */
 #define AWAFS_HIST_MAX_BITS 36      /* Sizes saturate at 64 GiB. */
 #define AWAFS_HIST_SLICES 16        /* Time slices per window. */
+#define AWAFS_HIST_SOURCES 256      /* Sources told apart, a power of 2. */
 
 /* A window of completed sizes kept as time-sliced log-bucketed histograms:
  * fixed memory whatever the completion rate.  Percentiles are within a
@@ -746,18 +759,26 @@ size_t awafs_histwin_memsize(void);
 /* Changes the window length; false if the slices cannot cover it (more
  * than twice the creation length). */
 bool awafs_histwin_set_window(struct awafs_histwin *, int64_t window_us);
-void awafs_histwin_add(struct awafs_histwin *, int64_t ts_us, uint64_t size);
+/* Adds a completion of 'size' bytes at 'ts_us' from 'source'
+ * (awafs_source_id(), 0 if unknown). */
+void awafs_histwin_add(struct awafs_histwin *, int64_t ts_us, uint64_t size,
+                       uint32_t source);
+/* With 'on', a completion added from a source with more completions in the
+ * window than the other sources' mean weighs that mean / its count: one
+ * source among n weighs about 1/n of the window, not its share of the
+ * completions.  Completions already in the window keep their weights. */
+void awafs_histwin_weigh_sources(struct awafs_histwin *, bool on);
 /* Drops slices wholly older than the window; returns samples dropped. */
 uint64_t awafs_histwin_prune(struct awafs_histwin *, int64_t now_us);
 uint64_t awafs_histwin_count(const struct awafs_histwin *);
-/* Nearest-rank percentiles (strictly ascending 'pct_milli'), as bucket
- * midpoints. */
+/* Nearest-rank percentiles (strictly ascending 'pct_milli') of the
+ * completions by weight, as bucket midpoints. */
 void awafs_histwin_percentiles(const struct awafs_histwin *,
                                const uint32_t *pct_milli, size_t n_pct,
                                uint64_t *out);
 /* The window as points for awafs_fct_solve(): each bucket that holds a
- * sample, at its midpoint, in ascending order; at most 'max', returns how
- * many. */
+ * sample, at its midpoint, in ascending order, its weight as its count; at
+ * most 'max', returns how many. */
 size_t awafs_histwin_points(const struct awafs_histwin *,
                             struct awafs_fct_point *, size_t max);
 
@@ -765,7 +786,8 @@ size_t awafs_histwin_points(const struct awafs_histwin *,
  * 'window-histogram': bucket i counts the sizes in [2^i, 2^(i+1)) bytes,
  * bucket 0 also 0 and the last one everything larger. */
 #define AWAFS_WINDOW_LOG2_BUCKETS AWAFS_HIST_MAX_BITS
-/* Adds the window's sizes into 'counts' by power of 2. */
+/* Adds the window's sizes into 'counts' by power of 2 (by weight, in
+ * completions, rounded). */
 void awafs_histwin_log2_counts(const struct awafs_histwin *,
                                uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS]);
 
@@ -789,6 +811,8 @@ struct awafs_config {
     uint32_t ring_capacity;                     /* Completions in flight. */
     bool minimise_fct;          /* Thresholds that minimise the FCT model
                                  * (awafs_fct_solve()), not 'pct_milli'. */
+    bool weigh_sources;         /* Histogram window only: see
+                                 * awafs_histwin_weigh_sources(). */
 };
 
 /* Fills 'cfg' with the documented defaults for 'n_queues' queues. */

@@ -226,6 +226,7 @@ struct awafs_qos {
      * rings (multi-producer). */
     struct awafs_ring *ring;            /* Completions, to 'adapt'. */
     struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
+    uint32_t source_key[4];             /* Secret: awafs_source_id(). */
     OVSRCU_TYPE(struct awafs_thresholds *) thr;
     OVSRCU_TYPE(struct awafs_thresholds *) beta_thr;    /* If 'karuna'. */
 
@@ -532,6 +533,8 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
      * AWAFS benchmark report). */
     p->core.window_kind = (awafs_key_is(p, AWAFS_KEY_WINDOW_TYPE, "histogram")
                            ? AWAFS_WINDOW_HISTOGRAM : AWAFS_WINDOW_EXACT);
+    p->core.weigh_sources = awafs_key_is(p, AWAFS_KEY_WINDOW_WEIGHT,
+                                         "source");
     p->core.window_us = KEY(WINDOW_MS) * 1000;
     p->core.interval_us = KEY(INTERVAL_MS) * 1000;
     p->core.window_capacity = KEY(WINDOW_CAPACITY);
@@ -618,6 +621,7 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     p->beta.interval_us = p->core.interval_us;
     p->beta.min_samples = p->core.min_samples;
     p->beta.window_kind = p->core.window_kind;
+    p->beta.weigh_sources = p->core.weigh_sources;
     p->beta.window_capacity = p->core.window_capacity;
     p->beta.ring_capacity = p->core.ring_capacity;
     core_msg = awafs_config_check(&p->core);
@@ -1135,12 +1139,26 @@ awafs_initial_thresholds(const struct awafs_adapt *adapt)
     return xmemdup(&t, sizeof t);
 }
 
+/* A secret 128-bit key for a flow table's SipHash or awafs_source_id(), from
+ * the system's entropy (random_uint64() has 32 bits of state). */
+static void
+awafs_secret_key(uint64_t key[2])
+{
+    if (getrandom(key, 2 * sizeof key[0], 0) != 2 * sizeof key[0]) {
+        VLOG_WARN_ONCE("getrandom() failed: flow table keyed from "
+                       "random_uint64()");
+        key[0] = random_uint64();
+        key[1] = random_uint64() ^ time_usec();
+    }
+}
+
 static int
 awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
 {
     static struct ovsthread_once once = OVSTHREAD_ONCE_INITIALIZER;
     struct awafs_qos_params params;
     struct awafs_qos *aq;
+    uint64_t key[2];
     char *msg;
 
     msg = awafs_qos_parse(details, &params);
@@ -1172,6 +1190,8 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
         return ENOMEM;
     }
     aq->ring = awafs_adapt_ring(aq->adapt);
+    awafs_secret_key(key);
+    memcpy(aq->source_key, key, sizeof aq->source_key);
     ovsrcu_init(&aq->thr, awafs_initial_thresholds(aq->adapt));
     if (aq->beta_adapt) {
         aq->beta_ring = awafs_adapt_ring(aq->beta_adapt);
@@ -1225,19 +1245,6 @@ awafs_txq_destroy(struct awafs_txq *tq)
         awafs_flowtab_destroy(tq->flows);
         awafs_srclimit_destroy(tq->srclimit);
         free_cacheline(tq);
-    }
-}
-
-/* A secret 128-bit key for a flow table's SipHash, from the system's
- * entropy (random_uint64() has 32 bits of state). */
-static void
-awafs_secret_key(uint64_t key[2])
-{
-    if (getrandom(key, 2 * sizeof key[0], 0) != 2 * sizeof key[0]) {
-        VLOG_WARN_ONCE("getrandom() failed: flow table keyed from "
-                       "random_uint64()");
-        key[0] = random_uint64();
-        key[1] = random_uint64() ^ time_usec();
     }
 }
 
@@ -1811,18 +1818,21 @@ awafs_qos_reconfigure(struct qos_conf *conf, const struct smap *details)
     return ok;
 }
 
-/* A completed message of 'size' bytes and 'type': with karuna, the known
- * sizes teach {beta}, the unknown ones {alpha}, and a deadline flow's size
- * neither. */
+/* A completed message of 'size' bytes and 'type' from source address 'src':
+ * with karuna, the known sizes teach {beta}, the unknown ones {alpha}, and a
+ * deadline flow's size neither. */
 static void
 awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
-                   int64_t now_us, uint64_t size, enum awafs_flow_type type)
+                   int64_t now_us, uint64_t size, enum awafs_flow_type type,
+                   const uint8_t src[16])
 {
+    uint32_t source = awafs_source_id(aq->source_key, src);
+
     tq->completions++;
     if (!aq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
-        awafs_ring_push(aq->ring, now_us, size);
+        awafs_ring_push_from(aq->ring, now_us, size, source);
     } else if (type == AWAFS_FLOW_SIZED) {
-        awafs_ring_push(aq->beta_ring, now_us, size);
+        awafs_ring_push_from(aq->beta_ring, now_us, size, source);
     }
 }
 
@@ -1835,20 +1845,18 @@ awafs_qos_host_complete(struct awafs_qos *aq, struct awafs_txq *tq,
                         int64_t now_us, uint64_t size,
                         enum awafs_flow_type type)
 {
-    if (tq->srclimit) {
-        uint8_t src[16] = { 0 };
+    uint8_t src[16] = { 0 };
 
-        /* awafs_parse() checked the whole IP header. */
-        if (h->ip_version == 4) {
-            memcpy(src, data + h->l3_ofs + 12, 4);
-        } else {
-            memcpy(src, data + h->l3_ofs + 8, 16);
-        }
-        if (!awafs_srclimit_allow(tq->srclimit, src, now_us)) {
-            return;
-        }
+    /* awafs_parse() checked the whole IP header. */
+    if (h->ip_version == 4) {
+        memcpy(src, data + h->l3_ofs + 12, 4);
+    } else {
+        memcpy(src, data + h->l3_ofs + 8, 16);
     }
-    awafs_qos_complete(aq, tq, now_us, size, type);
+    if (tq->srclimit && !awafs_srclimit_allow(tq->srclimit, src, now_us)) {
+        return;
+    }
+    awafs_qos_complete(aq, tq, now_us, size, type, src);
 }
 
 /* With karuna ('beta' nonnull), the queue of a segment of 'type', with
@@ -1938,7 +1946,7 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                          *now_us, p->idle_us, thr, &fr);
     for (int i = 0; i < fr.n_completed; i++) {
         awafs_qos_complete(aq, tq, *now_us, fr.completed[i],
-                           fr.completed_type[i]);
+                           fr.completed_type[i], key.src);
     }
     if (beta) {
         return awafs_qos_karuna_queue(tq, thr, beta, h, fr.type,
@@ -2146,6 +2154,7 @@ awafs_qos_tick(struct qos_conf *conf, int qid)
     struct awafs_qos *aq = awafs_qos_cast(conf);
     uint64_t sizes[AWAFS_SWEEP_ENTRIES];
     uint8_t types[AWAFS_SWEEP_ENTRIES];
+    uint8_t srcs[AWAFS_SWEEP_ENTRIES][16];
     const struct awafs_dp_params *dp;
     struct awafs_txq *tq = aq->txqs[qid];
     int64_t now;
@@ -2161,9 +2170,9 @@ awafs_qos_tick(struct qos_conf *conf, int qid)
     tq = awafs_qos_txq(aq, qid, &dp);
     tq->next_sweep_us = now + AWAFS_SWEEP_INTERVAL_US;
     n = awafs_flowtab_sweep(tq->flows, AWAFS_SWEEP_ENTRIES, now,
-                            dp->p.idle_us, sizes, types);
+                            dp->p.idle_us, sizes, types, srcs);
     for (size_t i = 0; i < n; i++) {
-        awafs_qos_complete(aq, tq, now, sizes[i], types[i]);
+        awafs_qos_complete(aq, tq, now, sizes[i], types[i], srcs[i]);
     }
 }
 

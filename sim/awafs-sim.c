@@ -218,11 +218,15 @@ main(int argc, char *argv[])
         }
     }
     if (memory) {
+        struct awafs_config more;
+
         awafs_config_default(&cfg, queues);
+        more = cfg;
+        more.window_capacity++;
         printf("per-port memory at the defaults, exact window: %zu bytes "
                "(%"PRIu32" samples x %zu B, ring %"PRIu32" slots: %zu B)\n",
                awafs_adapt_memsize(&cfg), cfg.window_capacity,
-               sizeof(struct awafs_ring_entry) + sizeof(uint64_t),
+               awafs_adapt_memsize(&more) - awafs_adapt_memsize(&cfg),
                cfg.ring_capacity, awafs_ring_memsize(cfg.ring_capacity));
         cfg.window_kind = AWAFS_WINDOW_HISTOGRAM;
         printf("per-port memory at the defaults, histogram window: %zu "

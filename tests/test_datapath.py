@@ -372,7 +372,8 @@ EVERY_KEY_CONFIGS = [
      "completion-ring-size": "1024", "completion-rate-limit": "50",
      "aging": "on", "aging-min-timeouts": "3", "aging-max-timeouts": "7",
      "rto-min-us": "100000", "tunnel": "off"},
-    {"trust": "verify", "tardy": "tfs+", "tardy-limit": "5000"},
+    {"trust": "verify", "tardy": "tfs+", "tardy-limit": "5000",
+     "window-weight": "source"},
 ]
 
 

@@ -172,6 +172,47 @@ def test_syn_fin_loops_are_rate_limited(sw, trust):
     assert limited >= 200 - completed
 
 
+def loops_among_honest_flows():
+    """200 SYN/1-byte/FIN loops from 10.0.0.66, and among them 40 honest
+    messages of 10,000 bytes (SYN, ten segments, the last with FIN), 20
+    each from 10.0.0.1 and 10.0.0.2."""
+    frames = []
+    for i in range(200):
+        frames += [syn(sport=4000, src="10.0.0.66"),
+                   data(0, sport=4000, payload=1, flags="FPA",
+                        src="10.0.0.66")]
+        if i % 5 == 4:
+            src = "10.0.0.%d" % (1 + i // 5 % 2)
+            sport = 6000 + i
+            frames.append(syn(sport=sport, src=src))
+            frames += [data(1000 * k, sport=sport, src=src,
+                            flags="FPA" if k == 9 else "A")
+                       for k in range(10)]
+    return frames
+
+
+@pytest.mark.parametrize("weight", ["completion", "source"])
+@pytest.mark.parametrize("trust", SWITCHED)
+def test_loops_hold_a_sources_share_of_the_window(sw, trust, weight):
+    """The same loops beside two honest sources, no rate limit: by
+    completion the liar holds 200 of the window's 240 and the median is
+    its one byte; with window-weight=source it weighs about what each
+    honest source does, a third, and the median is the honest 10,000."""
+    sw.sb.set_awafs("p1", queues=2, percentiles=50, trust=trust,
+                    **{"window-ms": 5000, "window-weight": weight})
+    frames = loops_among_honest_flows()
+    for i in range(0, len(frames), 200):    # Within the port's rx ring.
+        sw.send_and_capture(frames[i:i + 200])
+    time.sleep(0.5)                     # Recalculations.
+    details, _ = counts(sw)
+    assert details["switch-completions"] == "240"
+    threshold = int(details["current-thresholds"])
+    if weight == "completion":
+        assert threshold == 1
+    else:
+        assert abs(threshold - 10000) <= 10000 / 128
+
+
 # ---- attack 3: verify mode's reports ----------------------------------------
 
 def test_verify_reports_do_not_restart_a_bulk_flow(sw):

@@ -206,6 +206,9 @@ def validate(cfg):
     # The core's own check (awafs_config_check in lib/awafs-adapt.c), of
     # the sieve's and, with karuna, the known sizes' thresholds.
     _check_core(percentiles, thresholds, "")
+    if (values["window-weight"] == "source"
+            and values["window-type"] != "histogram"):
+        raise ConfigError("window-weight=source needs window-type=histogram")
     if karuna:
         _check_core(size_pcts, sizes, "size-")
 

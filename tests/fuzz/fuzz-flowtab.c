@@ -164,7 +164,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r[14] & 8) {
             uint64_t sizes[8];
 
-            size_t n = awafs_flowtab_sweep(t, 8, now, 50000, sizes, NULL);
+            size_t n = awafs_flowtab_sweep(t, 8, now, 50000, sizes, NULL,
+                                             NULL);
 
             if (n > 8) {
                 abort();

@@ -413,6 +413,50 @@ test_config_check(void **state)
     awafs_config_default(&c, 2);
     c.pct_milli[3] = 0;
     assert_null(awafs_config_check(&c));
+    /* Sources are weighed in the histogram window only. */
+    awafs_config_default(&c, 2);
+    c.weigh_sources = true;
+    assert_string_equal(awafs_config_check(&c),
+                        "window-weight=source needs window-type=histogram");
+    c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    assert_null(awafs_config_check(&c));
+}
+
+/* Completions carry their source through the ring: weighed by source, a
+ * source that makes nine in ten completions holds about half of a window
+ * of two sources, and turning the weights on or off is done in place. */
+static void
+test_sources_weighed_through_the_ring(void **state)
+{
+    struct awafs_config c = config(2);
+    struct awafs_thresholds t;
+    struct awafs_adapt *a;
+
+    (void) state;
+    c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    c.pct_milli[0] = 60000;
+    for (int weigh = 0; weigh < 2; weigh++) {
+        c.weigh_sources = weigh;
+        a = awafs_adapt_create(&c);
+        for (int i = 0; i < 1000; i++) {
+            if (i % 10) {
+                awafs_ring_push_from(awafs_adapt_ring(a), i * 100, 100, 11);
+            } else {
+                awafs_ring_push_from(awafs_adapt_ring(a), i * 100, 5000, 12);
+            }
+        }
+        assert_true(awafs_adapt_update(a, 100 * MS, &t));
+        /* 60 % of the window: the 100-byte source's by completions, the
+         * other's by source. */
+        if (weigh) {
+            assert_true(t.thr[0] > 4900 && t.thr[0] < 5100);
+        } else {
+            assert_int_equal(t.thr[0], 100);
+        }
+        c.weigh_sources = !weigh;
+        assert_true(awafs_adapt_reconfigure(a, &c, 100 * MS));
+        awafs_adapt_destroy(a);
+    }
 }
 
 /* Samples of two workloads: mice and elephants (1 kB to 3 kB, and 10 MB),
@@ -548,9 +592,9 @@ test_memory_is_fixed_and_documented(void **state)
     (void) state;
     awafs_config_default(&c, 8);
     size = awafs_adapt_memsize(&c);
-    /* docs/design.md: 24 bytes per window entry plus 24 per ring slot. */
-    assert_true(size >= (size_t) 32768 * 24 + 4096 * 24);
-    assert_true(size < (size_t) 32768 * 24 + 4096 * 24 + 1024);
+    /* docs/design.md: 24 bytes per window entry plus 32 per ring slot. */
+    assert_true(size >= (size_t) 32768 * 24 + 4096 * 32);
+    assert_true(size < (size_t) 32768 * 24 + 4096 * 32 + 1024);
     assert_true(size <= 1024 * 1024);
 }
 
@@ -623,6 +667,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_reconfigure_keeps_window),
         cmocka_unit_test(test_window_log2_counts),
         cmocka_unit_test(test_config_check),
+        cmocka_unit_test(test_sources_weighed_through_the_ring),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
         cmocka_unit_test(

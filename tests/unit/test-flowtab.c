@@ -57,7 +57,7 @@ seg(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
 static size_t
 sweep(struct awafs_flowtab *t, int64_t now, uint64_t *sizes)
 {
-    return awafs_flowtab_sweep(t, 64, now, IDLE, sizes, NULL);
+    return awafs_flowtab_sweep(t, 64, now, IDLE, sizes, NULL, NULL);
 }
 
 /* The SYN of a connection whose data starts at 'seq'. */
