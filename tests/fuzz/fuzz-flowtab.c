@@ -162,10 +162,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
         if (r[14] & 8) {
+            uint8_t srcs[8][16];
             uint64_t sizes[8];
 
             size_t n = awafs_flowtab_sweep(t, 8, now, 50000, sizes, NULL,
-                                             NULL);
+                                             srcs);
 
             if (n > 8) {
                 abort();

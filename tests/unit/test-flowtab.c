@@ -165,6 +165,7 @@ test_idle_gap_ends_the_previous_message(void **state)
 {
     struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
     struct awafs_flow_result r;
+    uint8_t srcs[64][16];
     uint64_t sizes[64];
 
     (void) state;
@@ -183,8 +184,11 @@ test_idle_gap_ends_the_previous_message(void **state)
     /* With no next segment, the sweep finds it once the flow has been
      * quiet for longer than a retransmission timeout. */
     assert_int_equal(sweep(t, 100 + 3 * IDLE + 2, sizes), 0);
-    assert_int_equal(sweep(t, 100 + 2 * IDLE + 2 + QUIET, sizes), 1);
+    assert_int_equal(awafs_flowtab_sweep(t, 64, 100 + 2 * IDLE + 2 + QUIET,
+                                         IDLE, sizes, NULL, srcs), 1);
     assert_int_equal(sizes[0], 400);
+    /* With its sender, for the window's weights. */
+    assert_memory_equal(srcs[0], key(1).src, sizeof srcs[0]);
     /* Once. */
     assert_int_equal(sweep(t, 9 * QUIET, sizes), 0);
     awafs_flowtab_destroy(t);

@@ -4,6 +4,7 @@
 #include <config.h>             /* Built into Open vSwitch. */
 #endif
 #include "awafs-unit.h"
+#include "awafs-private.h"
 
 static const uint8_t HOST_A[16] = { 10, 0, 0, 1 };
 static const uint8_t HOST_B[16] = { 10, 0, 0, 2 };
@@ -95,6 +96,25 @@ test_busy_source_rarely_slows_another(void **state)
     assert_in_range(slowed, 0, 3);
 }
 
+/* Source names: stable under one key, unrelated under another. */
+static void
+test_source_ids_are_keyed(void **state)
+{
+    uint32_t k1[4], k2[4];
+    uint8_t a[16] = { 10, 0, 0, 1 }, b[16] = { 10, 0, 0, 2 };
+    int same = 0;
+
+    (void) state;
+    for (uint64_t seed = 0; seed < 100; seed++) {
+        awafs_hash_key_init(k1, 4, seed);
+        awafs_hash_key_init(k2, 4, seed + 1000);
+        assert_int_equal(awafs_source_id(k1, a), awafs_source_id(k1, a));
+        assert_true(awafs_source_id(k1, a) != awafs_source_id(k1, b));
+        same += awafs_source_id(k1, a) == awafs_source_id(k2, a);
+    }
+    assert_int_equal(same, 0);
+}
+
 static void
 test_create_limits(void **state)
 {
@@ -112,6 +132,7 @@ AWAFS_UNIT_MAIN(srclimit)
         cmocka_unit_test(test_sources_apart_and_clock_steps),
         cmocka_unit_test(test_colliding_sources_share),
         cmocka_unit_test(test_busy_source_rarely_slows_another),
+        cmocka_unit_test(test_source_ids_are_keyed),
         cmocka_unit_test(test_create_limits),
     };
 
