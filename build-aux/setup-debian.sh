@@ -17,7 +17,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # its WebDriver and selenium for the controller dashboard's browser test;
 # Debian's packaging tools, lintian and mmdebstrap for make deb and make
 # check-deb (the packages' own build dependencies: 'apt-get build-dep' by
-# packages/build-debs.sh).
+# packages/build-debs.sh); ns-3 3.37 for the simulated evaluation
+# (sim/ns3/, make eval-sim).
 packages="
 openvswitch-source libdpdk-dev dpdk dpdk-dev
 autoconf automake libtool pkg-config make gcc libssl-dev libcap-ng-dev
@@ -27,7 +28,8 @@ python3-redis python3-pymemcache
 python3-matplotlib python3-scipy mininet
 chromium chromium-driver python3-selenium
 clang llvm libclang-rt-14-dev libcmocka-dev libbpf-dev bpftool
-gcc-multilib
+gcc-multilib g++
+libns3-dev
 dpkg-dev debhelper dh-python lintian mmdebstrap
 "
 
