@@ -6,6 +6,7 @@
 #   make eval    the seeds' experiments on real TCP (about 2 h 25 min; resumable)
 #   make eval-report  the report of make eval, again, from its CSVs
 #   make eval-smoke  the reduced micro benchmark of make check, alone
+#   make eval-sim  the micro benchmark on ns-3, the core on a simulated port
 #   make demo    setup + build + the main job
 #   make bench   setup + build + benchmarks (report in build/bench/)
 #   make fuzz    every fuzz target for 10 M inputs, from tests/fuzz/corpus/
@@ -74,10 +75,10 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
-	eval-smoke demo bench fuzz soak check-ovs clean controller \
-	upstream-series deb check-deb
+	eval-smoke eval-sim demo bench fuzz soak check-ovs clean controller \
+	upstream-series deb check-deb ns3
 
-all build: ovs core host-agent controller
+all build: ovs core host-agent controller ns3
 
 # ---- setup ----------------------------------------------------------------
 
@@ -126,6 +127,22 @@ $(TSAN_BIN): tests/tsan/stress-core.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	clang -g -O1 -fsanitize=thread -Ilib tests/tsan/stress-core.c \
 		$(CORE_SRCS) -lpthread -lm -o $@
+
+# ---- the core on ns-3 (sim/ns3/) ------------------------------------------
+#
+# Debian's libns3-dev 3.37: headers in /usr/include/ns3, one library per
+# module (libns3-MODULE.so).  Its pkg-config files are not used: they name
+# libgsl.so, which only libgsl-dev installs, and a stray "-I/usr;".
+
+NS3_LIBS := -lns3-core -lns3-network -lns3-internet -lns3-point-to-point \
+	-lns3-traffic-control
+NS3_CXXFLAGS := -std=c++17 -O2 -g -Werror -Wall -Wextra -Ilib
+
+ns3: $(BIN)/awafs-ns3
+
+$(BIN)/awafs-ns3: sim/ns3/awafs-ns3.cc $(CORE_HDRS) $(CORE)/libawafs.a
+	@mkdir -p $(@D)
+	$(CXX) $(NS3_CXXFLAGS) $< $(CORE)/libawafs.a $(NS3_LIBS) -lm -o $@
 
 # ---- the host agent (BPF, libbpf) ----------------------------------------
 

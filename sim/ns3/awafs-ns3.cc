@@ -1,0 +1,1237 @@
+/*
+ * awafs-ns3: the AWAFS core (lib/) as an ns-3 queue disc on a switch port,
+ * under the thesis's micro benchmark on simulated TCP.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* A star: H sender hosts and one receiver on one switch (an IPv4 router
+ * with a point-to-point link to each host).  The switch's port towards the
+ * receiver runs AwafsQueueDisc, which drives the unchanged core as the OVS
+ * datapath does with trust=switch (netdev-ext/netdev-dpdk-awafs.c,
+ * awafs_qos_classify_batch()): each packet is serialized behind an Ethernet
+ * header into a frame that awafs_parse_head(), awafs_flow_key_from_frame()
+ * and awafs_flowtab_update() read; completed messages go into the adapt
+ * ring; awafs_adapt_update() runs every interval of simulated time; the
+ * packets wait in the core's strict-priority scheduler (struct awafs_sched),
+ * which also decides drops and ECN marks.  sim/ns3/README.md has the rest. */
+
+extern "C" {
+#include "awafs.h"
+}
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace {
+
+/* What the OVS datapath does between packets, at its pace
+ * (netdev-dpdk-awafs.c): the flow table's sweep of idle messages. */
+const int64_t SWEEP_INTERVAL_US = 1000;
+const uint32_t SWEEP_ENTRIES = 256;
+const int64_t US = 1000000;
+/* The thesis's micro benchmark (testbed/micro.py). */
+const uint64_t SHORT = 10000, LONG = 1000000;
+const double SHORT_SHARE = 0.8;
+const uint16_t PORT = 5000;
+
+/* Parses a list of numbers separated by commas; false if it is not one. */
+bool
+ParseList(const std::string &s, std::vector<double> *out)
+{
+    std::stringstream ss(s);
+    std::string item;
+
+    out->clear();
+    while (std::getline(ss, item, ',')) {
+        char *end;
+        double v = strtod(item.c_str(), &end);
+
+        if (item.empty() || *end || !std::isfinite(v)) {
+            return false;
+        }
+        out->push_back(v);
+    }
+    return !out->empty() && s.back() != ',';
+}
+
+} // namespace
+
+/* ---- The queue disc ---------------------------------------------------- */
+
+/* One round of the recalculation, as the trace records it. */
+struct AwafsRound {
+    double time_s;
+    struct awafs_thresholds thr;
+    uint32_t window;            /* Completions in the window. */
+    double load;                /* Measured, a share of the rate. */
+};
+
+class AwafsQueueDisc : public QueueDisc
+{
+  public:
+    static TypeId GetTypeId();
+    AwafsQueueDisc();
+    ~AwafsQueueDisc() override;
+
+    /* Builds the core's configuration from the attributes: "" if it is
+     * valid, else why not. */
+    std::string ConfigError();
+
+    const struct awafs_thresholds &Thresholds() const { return m_thr; }
+    const std::vector<AwafsRound> &Rounds() const { return m_rounds; }
+    void GetQueueStats(uint32_t q, struct awafs_queue_stats *) const;
+    uint32_t NQueues() const { return m_cfg.n_queues; }
+    uint64_t Completions() const { return m_completions; }
+    void GetFlowtabStats(struct awafs_flowtab_stats *) const;
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override;
+    Ptr<QueueDiscItem> DoDequeue() override;
+    bool CheckConfig() override;
+    void InitializeParams() override;
+    void DoDispose() override;
+
+    uint32_t Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
+                   uint32_t *len) const;
+    unsigned int Classify(const uint8_t *frame, uint32_t head_len,
+                          uint32_t len, enum awafs_parse_result r,
+                          const struct awafs_hdr *h, int64_t now_us);
+    void Complete(int64_t now_us, uint64_t size, const uint8_t src[16]);
+    void Recalculate();
+    void Sweep();
+    double MeasureLoad(int64_t now_us);
+    static uint32_t Ticks();
+
+    /* Attributes. */
+    uint32_t m_queues;
+    std::string m_mode;
+    std::string m_thresholds;
+    std::string m_percentiles;
+    uint32_t m_windowMs;
+    uint32_t m_intervalMs;
+    uint32_t m_minSamples;
+    std::string m_windowType;
+    uint32_t m_buffer;
+    uint32_t m_ecnThreshold;
+    uint32_t m_flowTableSize;
+    uint32_t m_idleUs;
+    DataRate m_linkRate;
+    uint64_t m_seed;
+
+    /* The core's parts, as one port of netdev-dpdk-awafs.c holds them. */
+    struct awafs_config m_cfg;
+    struct awafs_adapt *m_adapt;
+    struct awafs_ring *m_ring;
+    struct awafs_flowtab *m_flows;
+    struct awafs_sched *m_sched;
+    struct awafs_tb m_byteFree;
+    struct awafs_parse_stats m_parse;
+    struct awafs_thresholds m_thr;
+    uint32_t m_sourceKey[4];
+
+    uint64_t m_completions;
+    uint64_t m_byteFreeOver;
+    double m_load;
+    uint64_t m_loadBytes;
+    int64_t m_loadUs;
+    std::vector<AwafsRound> m_rounds;
+    EventId m_recalcEvent, m_sweepEvent;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(AwafsQueueDisc);
+
+TypeId
+AwafsQueueDisc::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::AwafsQueueDisc")
+            .SetParent<QueueDisc>()
+            .SetGroupName("TrafficControl")
+            .AddConstructor<AwafsQueueDisc>()
+            .AddAttribute("Queues", "Strict-priority queues k (2..8).",
+                          UintegerValue(2),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_queues),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Mode", "adaptive, or static (PIAS).",
+                          StringValue("adaptive"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_mode),
+                          MakeStringChecker())
+            .AddAttribute("Thresholds",
+                          "k-1 demotion thresholds in bytes, comma-separated:"
+                          " initial (adaptive) or fixed (static).",
+                          StringValue("1000000"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_thresholds),
+                          MakeStringChecker())
+            .AddAttribute("Percentiles",
+                          "k-1 increasing RefPct values, comma-separated, or"
+                          " auto (thresholds that minimise the FCT model).",
+                          StringValue("10"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_percentiles),
+                          MakeStringChecker())
+            .AddAttribute("WindowMs", "W_update, ms.", UintegerValue(1000),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_windowMs),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("IntervalMs", "T_schedule, ms.", UintegerValue(200),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_intervalMs),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("MinSamples", "Completions before an update.",
+                          UintegerValue(10),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_minSamples),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("WindowType", "histogram or exact.",
+                          StringValue("histogram"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_windowType),
+                          MakeStringChecker())
+            .AddAttribute("Buffer", "Packets held, all queues.",
+                          UintegerValue(1024),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_buffer),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnThreshold",
+                          "CE-mark an ECT packet that finds more than this "
+                          "many packets queued on the port (0: off).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_ecnThreshold),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("FlowTableSize", "Flows counted at once.",
+                          UintegerValue(4096),
+                          MakeUintegerAccessor(
+                              &AwafsQueueDisc::m_flowTableSize),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("IdleUs",
+                          "A flow silent this long after the end of a write "
+                          "has ended its message.",
+                          UintegerValue(50000),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_idleUs),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("LinkRate", "The port's rate (load, byte-free "
+                          "budget).",
+                          DataRateValue(DataRate("100Mbps")),
+                          MakeDataRateAccessor(&AwafsQueueDisc::m_linkRate),
+                          MakeDataRateChecker())
+            .AddAttribute("Seed", "Key of the flow table's hash and of the "
+                          "source names.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_seed),
+                          MakeUintegerChecker<uint64_t>());
+    return tid;
+}
+
+AwafsQueueDisc::AwafsQueueDisc()
+    : QueueDisc(QueueDiscSizePolicy::NO_LIMITS),
+      m_adapt(nullptr),
+      m_ring(nullptr),
+      m_flows(nullptr),
+      m_sched(nullptr),
+      m_completions(0),
+      m_byteFreeOver(0),
+      m_load(0),
+      m_loadBytes(0),
+      m_loadUs(0)
+{
+    memset(&m_cfg, 0, sizeof m_cfg);
+    memset(&m_byteFree, 0, sizeof m_byteFree);
+    memset(&m_parse, 0, sizeof m_parse);
+    memset(&m_thr, 0, sizeof m_thr);
+}
+
+AwafsQueueDisc::~AwafsQueueDisc()
+{
+    awafs_adapt_destroy(m_adapt);
+    awafs_flowtab_destroy(m_flows);
+    if (m_sched) {
+        awafs_sched_destroy(m_sched);
+    }
+}
+
+std::string
+AwafsQueueDisc::ConfigError()
+{
+    std::vector<double> thr, pct;
+    const char *msg;
+
+    if (m_queues < AWAFS_MIN_QUEUES || m_queues > AWAFS_MAX_QUEUES) {
+        return "queues must be between 2 and 8";
+    }
+    awafs_config_default(&m_cfg, m_queues);
+    if (m_mode != "adaptive" && m_mode != "static") {
+        return "mode must be adaptive or static";
+    }
+    m_cfg.adaptive = m_mode == "adaptive";
+    if (!ParseList(m_thresholds, &thr) || thr.size() != m_queues - 1) {
+        return "thresholds must be " + std::to_string(m_queues - 1)
+               + " numbers of bytes";
+    }
+    for (size_t i = 0; i < thr.size(); i++) {
+        if (thr[i] < 0 || thr[i] > 4294967295.0 || thr[i] != floor(thr[i])) {
+            return "thresholds must be whole bytes up to 4294967295";
+        }
+        m_cfg.init_thr[i] = (uint64_t) thr[i];
+    }
+    if (m_percentiles == "auto") {
+        m_cfg.minimise_fct = true;
+    } else if (!ParseList(m_percentiles, &pct)
+               || pct.size() != m_queues - 1) {
+        return "percentiles must be " + std::to_string(m_queues - 1)
+               + " numbers, or auto";
+    } else {
+        for (size_t i = 0; i < pct.size(); i++) {
+            if (pct[i] <= 0 || pct[i] >= 100) {
+                return "percentiles must be in (0, 100)";
+            }
+            m_cfg.pct_milli[i] = (uint32_t) llround(pct[i] * 1000);
+        }
+    }
+    if (m_windowType != "histogram" && m_windowType != "exact") {
+        return "window type must be histogram or exact";
+    }
+    m_cfg.window_kind = (m_windowType == "exact" ? AWAFS_WINDOW_EXACT
+                         : AWAFS_WINDOW_HISTOGRAM);
+    m_cfg.window_us = (int64_t) m_windowMs * 1000;
+    m_cfg.interval_us = (int64_t) m_intervalMs * 1000;
+    m_cfg.min_samples = m_minSamples;
+    msg = awafs_config_check(&m_cfg);
+    if (msg) {
+        return msg;
+    }
+    if (!m_buffer || m_buffer > AWAFS_SCHED_MAX_LIMIT) {
+        return "buffer must be between 1 and "
+               + std::to_string(AWAFS_SCHED_MAX_LIMIT) + " packets";
+    }
+    if (m_ecnThreshold > m_buffer) {
+        return "the ECN threshold must be at most the buffer";
+    }
+    if (m_flowTableSize < 8 || m_flowTableSize > (1u << 24)) {
+        return "the flow table holds 8 to 16777216 flows";
+    }
+    if (!m_idleUs) {
+        return "idle-us must be positive";
+    }
+    if (!m_linkRate.GetBitRate()) {
+        return "the link rate must be positive";
+    }
+    return "";
+}
+
+bool
+AwafsQueueDisc::CheckConfig()
+{
+    std::string err = ConfigError();
+
+    /* QueueDisc::DoInitialize() only asserts on false, and release builds
+     * of ns-3 (Debian's) compile asserts out. */
+    if (!err.empty()) {
+        NS_FATAL_ERROR("AwafsQueueDisc: " << err);
+    }
+    if (GetNQueueDiscClasses() || GetNPacketFilters()
+        || GetNInternalQueues()) {
+        NS_FATAL_ERROR("AwafsQueueDisc holds its packets in the core's "
+                       "scheduler: no classes, filters or internal queues");
+    }
+    return true;
+}
+
+void
+AwafsQueueDisc::InitializeParams()
+{
+    int64_t now_us = Simulator::Now().GetMicroSeconds();
+    std::mt19937_64 keygen(m_seed ^ 0x4157414653ull);
+
+    m_adapt = awafs_adapt_create(&m_cfg);
+    m_flows = awafs_flowtab_create(m_flowTableSize, keygen());
+    m_sched = awafs_sched_create(m_cfg.n_queues, m_buffer);
+    NS_ABORT_MSG_IF(!m_adapt || !m_flows || !m_sched,
+                    "AwafsQueueDisc: out of memory");
+    m_ring = awafs_adapt_ring(m_adapt);
+    awafs_adapt_current(m_adapt, &m_thr);
+    if (m_ecnThreshold) {
+        awafs_sched_set_ecn(m_sched, m_ecnThreshold, false);
+    }
+    awafs_byte_free_init(&m_byteFree, m_linkRate.GetBitRate() / 8, US,
+                         now_us);
+    for (int i = 0; i < 4; i++) {
+        m_sourceKey[i] = (uint32_t) keygen();
+    }
+    m_loadUs = now_us;
+    m_rounds.push_back({Simulator::Now().GetSeconds(), m_thr, 0, 0});
+    m_recalcEvent = Simulator::Schedule(MicroSeconds(m_cfg.interval_us),
+                                        &AwafsQueueDisc::Recalculate, this);
+    m_sweepEvent = Simulator::Schedule(MicroSeconds(SWEEP_INTERVAL_US),
+                                       &AwafsQueueDisc::Sweep, this);
+}
+
+void
+AwafsQueueDisc::DoDispose()
+{
+    void *pkts[64];
+    size_t n;
+
+    m_recalcEvent.Cancel();
+    m_sweepEvent.Cancel();
+    while (m_sched && (n = awafs_sched_flush(m_sched, pkts, 64))) {
+        for (size_t i = 0; i < n; i++) {
+            static_cast<QueueDiscItem *>(pkts[i])->Unref();
+        }
+    }
+    QueueDisc::DoDispose();
+}
+
+/* The scheduler's clock: microseconds, modulo 2^32 as it takes them. */
+uint32_t
+AwafsQueueDisc::Ticks()
+{
+    return (uint32_t) Simulator::Now().GetMicroSeconds();
+}
+
+/* Writes into 'frame' (AWAFS_HEAD_MAX bytes) the head of the Ethernet frame
+ * that would carry 'item' -- a 14-byte Ethernet header, the IPv4 header and
+ * the first bytes of the IP payload, enough for any TCP header -- and into
+ * '*len' the frame's whole length (padded to the Ethernet minimum, without
+ * FCS, as the NIC counts it).  Returns the head's length. */
+uint32_t
+AwafsQueueDisc::Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
+                      uint32_t *len) const
+{
+    static const uint8_t eth[12] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
+    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+    Ptr<const Packet> p = item->GetPacket();
+    uint32_t ihl, l4, copy, head;
+
+    memcpy(frame, eth, sizeof eth);
+    if (!ip) {
+        /* Not IPv4: a frame of an experimental EtherType, which no rule
+         * reads. */
+        frame[12] = 0x88;
+        frame[13] = 0xb5;
+        *len = std::max<uint32_t>(AWAFS_ETH_MIN_FRAME, 14 + p->GetSize());
+        return 14;
+    }
+    frame[12] = 0x08;
+    frame[13] = 0x00;
+    const Ipv4Header &hdr = ip->GetHeader();
+    ihl = hdr.GetSerializedSize();
+    Buffer b;
+    b.AddAtStart(ihl);
+    hdr.Serialize(b.Begin());
+    b.CopyData(frame + 14, ihl);
+
+    l4 = p->GetSize();
+    copy = std::min<uint32_t>(l4, 60);      /* The longest TCP header. */
+    p->CopyData(frame + 14 + ihl, copy);
+    *len = std::max<uint32_t>(AWAFS_ETH_MIN_FRAME, 14 + ihl + l4);
+    head = std::min<uint32_t>(*len, 14 + ihl + 60);
+    memset(frame + 14 + ihl + copy, 0, head - (14 + ihl + copy));
+    return head;
+}
+
+/* A message of 'size' bytes from 'src' completed: the datapath's
+ * awafs_qos_complete() without Karuna. */
+void
+AwafsQueueDisc::Complete(int64_t now_us, uint64_t size, const uint8_t src[16])
+{
+    m_completions++;
+    awafs_ring_push_from(m_ring, now_us, size,
+                         awafs_source_id(m_sourceKey, src));
+}
+
+/* The queue of a frame parsed into 'h' (result 'r'), and the completions it
+ * ends: awafs_qos_classify__() with trust=switch, then the rules for
+ * padded and byte-free TCP segments of awafs_qos_classify(). */
+unsigned int
+AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
+                         uint32_t len, enum awafs_parse_result r,
+                         const struct awafs_hdr *h, int64_t now_us)
+{
+    unsigned int last = m_cfg.n_queues - 1, q;
+    struct awafs_flow_result fr;
+    struct awafs_flow_key key;
+
+    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
+        || !awafs_flow_key_from_frame(frame, head_len, h, &key)) {
+        q = last;                               /* default-queue */
+    } else {
+        awafs_flowtab_update(m_flows, &key, h, false, now_us, m_idleUs,
+                             &m_thr, &fr);
+        for (int i = 0; i < fr.n_completed; i++) {
+            Complete(now_us, fr.completed[i], key.src);
+        }
+        q = fr.queue;
+    }
+    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
+        return q;
+    }
+    if (awafs_hdr_padded(h, len)) {
+        return last;
+    }
+    if (!h->payload_len) {
+        return awafs_byte_free_queue(&m_byteFree, now_us, len,
+                                     m_cfg.n_queues, &m_byteFreeOver);
+    }
+    return q;
+}
+
+bool
+AwafsQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
+{
+    int64_t now_us = Simulator::Now().GetMicroSeconds();
+    uint8_t frame[AWAFS_HEAD_MAX];
+    enum awafs_parse_result r;
+    struct awafs_hdr h;
+    uint32_t head_len, len;
+    void *pkt, *victims[1];
+    uint8_t queue, ecn;
+    bool self = false;
+    size_t n;
+
+    head_len = Frame(item, frame, &len);
+    r = awafs_parse_head(frame, head_len, len, nullptr, &h, &m_parse);
+    queue = Classify(frame, head_len, len, r, &h, now_us);
+    ecn = m_ecnThreshold && awafs_ecn_capable(frame, head_len, &h);
+
+    /* The scheduler holds a reference of its own. */
+    item->Ref();
+    pkt = PeekPointer(item);
+    n = awafs_sched_enqueue_burst(m_sched, &queue, &pkt, &len,
+                                  m_ecnThreshold ? &ecn : nullptr, 1,
+                                  Ticks(), victims);
+    for (size_t i = 0; i < n; i++) {
+        Ptr<QueueDiscItem> v(static_cast<QueueDiscItem *>(victims[i]), false);
+
+        if (v == item) {
+            self = true;
+            DropBeforeEnqueue(v, "buffer full");
+        } else {
+            /* Pushed out of a lower queue by this packet. */
+            DropAfterDequeue(v, "pushed out");
+        }
+    }
+    if (!self && ecn) {
+        Mark(item, "CE above the ECN threshold");
+    }
+    return !self;
+}
+
+Ptr<QueueDiscItem>
+AwafsQueueDisc::DoDequeue()
+{
+    void *pkt;
+
+    if (!awafs_sched_peek(m_sched, &pkt, 1, INT64_MAX, Ticks())) {
+        return nullptr;
+    }
+    awafs_sched_commit(m_sched, 1);
+    return Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+}
+
+void
+AwafsQueueDisc::GetQueueStats(uint32_t q, struct awafs_queue_stats *s) const
+{
+    awafs_sched_get_queue_stats(m_sched, q, s);
+}
+
+void
+AwafsQueueDisc::GetFlowtabStats(struct awafs_flowtab_stats *s) const
+{
+    awafs_flowtab_get_stats(m_flows, s);
+}
+
+/* The port's load for the FCT model: the datapath's
+ * awafs_qos_measure_load(), the wire bytes sent and dropped since the last
+ * round against the rate, averaged over about a window. */
+double
+AwafsQueueDisc::MeasureLoad(int64_t now_us)
+{
+    uint64_t bytes = 0, rate = m_linkRate.GetBitRate();
+    int64_t elapsed = now_us - m_loadUs;
+
+    for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
+        struct awafs_queue_stats qs;
+
+        awafs_sched_get_queue_stats(m_sched, q, &qs);
+        bytes += (qs.tx_bytes + qs.drop_bytes
+                  + AWAFS_WIRE_OVERHEAD * (qs.tx_packets + qs.drop_packets));
+    }
+    if (elapsed > 0) {
+        double load = (bytes - m_loadBytes) * 8.0 * 1e6 / rate / elapsed;
+        double weight = std::min(1.0, (double) elapsed / m_cfg.window_us);
+
+        m_load += weight * (load - m_load);
+    }
+    m_loadBytes = bytes;
+    m_loadUs = now_us;
+    return m_load;
+}
+
+void
+AwafsQueueDisc::Recalculate()
+{
+    int64_t now_us = Simulator::Now().GetMicroSeconds();
+    double load = MeasureLoad(now_us);
+
+    if (m_cfg.minimise_fct) {
+        awafs_adapt_set_load(m_adapt, load);
+    }
+    awafs_adapt_update(m_adapt, now_us, &m_thr);
+    m_rounds.push_back({Simulator::Now().GetSeconds(), m_thr,
+                        awafs_adapt_window_count(m_adapt), load});
+    m_recalcEvent = Simulator::Schedule(MicroSeconds(m_cfg.interval_us),
+                                        &AwafsQueueDisc::Recalculate, this);
+}
+
+void
+AwafsQueueDisc::Sweep()
+{
+    int64_t now_us = Simulator::Now().GetMicroSeconds();
+    uint64_t sizes[SWEEP_ENTRIES];
+    uint8_t srcs[SWEEP_ENTRIES][16];
+    size_t n;
+
+    n = awafs_flowtab_sweep(m_flows, SWEEP_ENTRIES, now_us, m_idleUs, sizes,
+                            nullptr, srcs);
+    for (size_t i = 0; i < n; i++) {
+        Complete(now_us, sizes[i], srcs[i]);
+    }
+    m_sweepEvent = Simulator::Schedule(MicroSeconds(SWEEP_INTERVAL_US),
+                                       &AwafsQueueDisc::Sweep, this);
+}
+
+/* ---- Command line ------------------------------------------------------ */
+
+namespace {
+
+struct Options {
+    std::string scheme = "awafs";
+    std::string transport = "ns3::TcpNewReno";
+    uint32_t hosts = 8;
+    uint64_t rate_bps = 100000000;
+    double delay_us = 10;
+    double load = 0.5;
+    uint32_t flows = 1000;
+    uint64_t seed = 1;
+    uint32_t queues = 2;
+    std::string thresholds;             /* Default: 1000000 each. */
+    std::string percentiles;            /* Default: 10, 20, ... */
+    uint32_t window_ms = 1000;
+    uint32_t interval_ms = 200;
+    uint32_t min_samples = 10;
+    std::string window_type = "histogram";
+    uint32_t buffer = 1024;
+    long ecn_threshold = -1;            /* Default: 20 with DCTCP, else 0. */
+    uint32_t flow_table_size = 4096;
+    double min_rto_ms = 200;
+    std::string flows_csv;
+    std::string trace_csv;
+};
+
+const char USAGE[] =
+    "usage: awafs-ns3 [--OPTION=VALUE ...]\n"
+    "The thesis's micro benchmark (80 % 10 kB, 20 % 1000 kB flows, Poisson\n"
+    "arrivals) from H senders to one receiver through one switch whose port\n"
+    "towards the receiver runs the AWAFS core (trust=switch).\n"
+    "\n"
+    "  --scheme S         fifo | static | awafs | auto (awafs)\n"
+    "  --transport T      ns3::TcpNewReno | ns3::TcpCubic | ns3::TcpDctcp,\n"
+    "                     or newreno | cubic | dctcp (ns3::TcpNewReno)\n"
+    "  --hosts H          sender hosts, 1..250 (8)\n"
+    "  --rate R           every link's rate, bit/s: 100M, 10G, 1e9 (100M)\n"
+    "  --delay-us D       every link's propagation delay (10)\n"
+    "  --load L           offered load of the bottleneck, in (0, 1) (0.5)\n"
+    "  --flows N          flows to run (1000)\n"
+    "  --seed N           arrivals, sizes, senders and hash keys (1)\n"
+    "  --queues K         strict-priority queues, 2..8 (2)\n"
+    "  --thresholds LIST  K-1 bytes: fixed (static) or initial (awafs, auto)\n"
+    "                     (1000000 each)\n"
+    "  --percentiles LIST K-1 RefPct values of awafs (10,20,...)\n"
+    "  --window-ms N      W_update (1000)\n"
+    "  --interval-ms N    T_schedule (200)\n"
+    "  --min-samples N    completions before an update (10)\n"
+    "  --window-type T    histogram | exact (histogram)\n"
+    "  --buffer N         packets held at the port (1024)\n"
+    "  --ecn-threshold N  CE-mark above N packets queued, 0 off (20 with\n"
+    "                     DCTCP, else 0)\n"
+    "  --flow-table-size N  flows the switch counts at once (4096)\n"
+    "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
+    "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender\n"
+    "  --trace-csv FILE   every recalculation round: time_s,version,window,\n"
+    "                     load,thr1[,thr2...]\n"
+    "\n"
+    "Prints one line: the scheme, flows completed, short and long mean FCT,\n"
+    "the final thresholds, simulated and wall seconds.  Exit status 2 on a\n"
+    "bad argument, 1 if a flow did not complete.\n";
+
+[[noreturn]] void
+Usage(const std::string &msg)
+{
+    fprintf(stderr, "awafs-ns3: %s (--help lists the options)\n",
+            msg.c_str());
+    exit(2);
+}
+
+uint64_t
+ParseUint(const std::string &name, const std::string &v, uint64_t min,
+          uint64_t max)
+{
+    char *end;
+    unsigned long long x;
+
+    errno = 0;
+    x = strtoull(v.c_str(), &end, 10);
+    if (v.empty() || v[0] == '-' || *end || errno || x < min || x > max) {
+        Usage("--" + name + " must be a whole number from "
+              + std::to_string(min) + " to " + std::to_string(max)
+              + ", not '" + v + "'");
+    }
+    return x;
+}
+
+double
+ParseDouble(const std::string &name, const std::string &v, double min,
+            double max, bool open)
+{
+    char *end;
+    double x = strtod(v.c_str(), &end);
+
+    if (v.empty() || *end || !std::isfinite(x)
+        || (open ? x <= min || x >= max : x < min || x > max)) {
+        char range[96];
+
+        snprintf(range, sizeof range, "%s%g, %g%s", open ? "(" : "[", min,
+                 max, open ? ")" : "]");
+        Usage("--" + name + " must be a number in " + range + ", not '" + v
+              + "'");
+    }
+    return x;
+}
+
+/* "100M", "10G", "100Mbps", "1e9": bit/s. */
+uint64_t
+ParseRate(const std::string &v)
+{
+    char *end;
+    double x = strtod(v.c_str(), &end);
+    std::string unit(end);
+
+    if (!unit.empty() && (unit.back() == 's')) {
+        if (unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bps") == 0) {
+            unit.erase(unit.size() - 3);
+        }
+    }
+    if (unit == "k" || unit == "K") {
+        x *= 1e3;
+    } else if (unit == "M") {
+        x *= 1e6;
+    } else if (unit == "G") {
+        x *= 1e9;
+    } else if (!unit.empty()) {
+        x = -1;
+    }
+    if (end == v.c_str() || !std::isfinite(x) || x < 1000 || x > 4e11) {
+        Usage("--rate must be 1k to 400G bit/s (e.g. 100M, 10G), not '" + v
+              + "'");
+    }
+    return (uint64_t) x;
+}
+
+Options
+ParseOptions(int argc, char **argv)
+{
+    Options o;
+
+    for (int i = 1; i < argc; i++) {
+        std::string arg = argv[i], name, value;
+        size_t eq;
+
+        if (arg == "--help" || arg == "-h") {
+            fputs(USAGE, stdout);
+            exit(0);
+        }
+        if (arg.compare(0, 2, "--") != 0) {
+            Usage("unexpected argument '" + arg + "'");
+        }
+        eq = arg.find('=');
+        name = arg.substr(2, eq == std::string::npos ? std::string::npos
+                                                     : eq - 2);
+        if (eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            Usage("--" + name + " needs a value");
+        }
+
+        if (name == "scheme") {
+            if (value != "fifo" && value != "static" && value != "awafs"
+                && value != "auto") {
+                Usage("--scheme must be fifo, static, awafs or auto, not '"
+                      + value + "'");
+            }
+            o.scheme = value;
+        } else if (name == "transport") {
+            static const std::map<std::string, std::string> alias = {
+                {"newreno", "ns3::TcpNewReno"},
+                {"cubic", "ns3::TcpCubic"},
+                {"dctcp", "ns3::TcpDctcp"},
+            };
+            auto a = alias.find(value);
+
+            o.transport = a != alias.end() ? a->second : value;
+            if (o.transport != "ns3::TcpNewReno"
+                && o.transport != "ns3::TcpCubic"
+                && o.transport != "ns3::TcpDctcp") {
+                Usage("--transport must be ns3::TcpNewReno, ns3::TcpCubic "
+                      "or ns3::TcpDctcp, not '" + value + "'");
+            }
+        } else if (name == "hosts") {
+            o.hosts = ParseUint(name, value, 1, 250);
+        } else if (name == "rate") {
+            o.rate_bps = ParseRate(value);
+        } else if (name == "delay-us") {
+            o.delay_us = ParseDouble(name, value, 0, 1e6, false);
+        } else if (name == "load") {
+            o.load = ParseDouble(name, value, 0, 1, true);
+        } else if (name == "flows") {
+            o.flows = ParseUint(name, value, 1, 10000000);
+        } else if (name == "seed") {
+            o.seed = ParseUint(name, value, 1, UINT32_MAX);
+        } else if (name == "queues") {
+            o.queues = ParseUint(name, value, AWAFS_MIN_QUEUES,
+                                 AWAFS_MAX_QUEUES);
+        } else if (name == "thresholds") {
+            o.thresholds = value;
+        } else if (name == "percentiles") {
+            o.percentiles = value;
+        } else if (name == "window-ms") {
+            o.window_ms = ParseUint(name, value, 1, 60000);
+        } else if (name == "interval-ms") {
+            o.interval_ms = ParseUint(name, value, 1, 60000);
+        } else if (name == "min-samples") {
+            o.min_samples = ParseUint(name, value, 1, 16777216);
+        } else if (name == "window-type") {
+            o.window_type = value;
+        } else if (name == "buffer") {
+            o.buffer = ParseUint(name, value, 1, 65536);
+        } else if (name == "ecn-threshold") {
+            o.ecn_threshold = ParseUint(name, value, 0, 65536);
+        } else if (name == "flow-table-size") {
+            o.flow_table_size = ParseUint(name, value, 8, 1048576);
+        } else if (name == "min-rto-ms") {
+            o.min_rto_ms = ParseDouble(name, value, 1, 60000, false);
+        } else if (name == "flows-csv") {
+            o.flows_csv = value;
+        } else if (name == "trace-csv") {
+            o.trace_csv = value;
+        } else {
+            Usage("unknown option --" + name);
+        }
+    }
+    if (o.ecn_threshold < 0) {
+        o.ecn_threshold = o.transport == "ns3::TcpDctcp" ? 20 : 0;
+    }
+    return o;
+}
+
+/* "v,v,...", 'n' times. */
+std::string
+Repeat(const std::string &v, uint32_t n)
+{
+    std::string s;
+
+    for (uint32_t i = 0; i < n; i++) {
+        s += (i ? "," : "") + v;
+    }
+    return s;
+}
+
+/* The core's default RefPct: 10, 20, ... */
+std::string
+DefaultPercentiles(uint32_t n)
+{
+    std::string s;
+
+    for (uint32_t i = 0; i < n; i++) {
+        s += (i ? "," : "") + std::to_string((i + 1) * 10);
+    }
+    return s;
+}
+
+/* ---- The workload ------------------------------------------------------ */
+
+struct Flow {
+    uint32_t id;
+    uint32_t sender;            /* Host index, 1..H. */
+    uint64_t size;
+    double start_s;
+    double fct_ms = -1;
+    uint64_t sent = 0;
+    uint64_t received = 0;
+    bool closed = false;
+};
+
+struct Run {
+    std::vector<Flow> flows;
+    std::map<std::pair<uint32_t, uint16_t>, uint32_t> by_peer;
+    NodeContainer hosts;        /* 0: the receiver. */
+    std::vector<Ipv4Address> addrs;
+    uint32_t completed = 0;
+    Ptr<Socket> listener;
+};
+
+Run g_run;
+
+void
+SendMore(uint32_t id, Ptr<Socket> s)
+{
+    Flow &f = g_run.flows[id];
+
+    while (f.sent < f.size) {
+        uint32_t room = s->GetTxAvailable();
+        uint32_t n = (uint32_t) std::min<uint64_t>(f.size - f.sent, room);
+        int r;
+
+        if (!n) {
+            return;
+        }
+        r = s->Send(Create<Packet>(n));
+        if (r <= 0) {
+            return;
+        }
+        f.sent += r;
+    }
+    if (!f.closed) {
+        f.closed = true;
+        s->Close();             /* FIN after the data. */
+    }
+}
+
+void
+OnConnected(uint32_t id, Ptr<Socket> s)
+{
+    SendMore(id, s);
+}
+
+void
+OnConnectFailed(uint32_t id, Ptr<Socket>)
+{
+    NS_FATAL_ERROR("flow " << id << ": connection failed");
+}
+
+void
+OnSendSpace(uint32_t id, Ptr<Socket> s, uint32_t)
+{
+    if (!g_run.flows[id].closed) {
+        SendMore(id, s);
+    }
+}
+
+void
+StartFlow(uint32_t id)
+{
+    Flow &f = g_run.flows[id];
+    Ptr<Socket> s = Socket::CreateSocket(g_run.hosts.Get(f.sender),
+                                         TcpSocketFactory::GetTypeId());
+    InetSocketAddress local = InetSocketAddress(Ipv4Address::GetAny(), 0);
+    Address a;
+
+    s->Bind();
+    s->GetSockName(a);
+    local = InetSocketAddress::ConvertFrom(a);
+    g_run.by_peer[{g_run.addrs[f.sender].Get(), local.GetPort()}] = id;
+    s->SetConnectCallback(MakeBoundCallback(&OnConnected, id),
+                          MakeBoundCallback(&OnConnectFailed, id));
+    s->SetSendCallback(MakeBoundCallback(&OnSendSpace, id));
+    s->Connect(InetSocketAddress(g_run.addrs[0], PORT));
+}
+
+void
+OnRecv(uint32_t id, Ptr<Socket> s)
+{
+    Flow &f = g_run.flows[id];
+    Ptr<Packet> p;
+
+    while ((p = s->Recv())) {
+        f.received += p->GetSize();
+    }
+    if (f.received >= f.size && f.fct_ms < 0) {
+        f.fct_ms = (Simulator::Now().GetSeconds() - f.start_s) * 1e3;
+        s->Close();
+        if (++g_run.completed == g_run.flows.size()) {
+            Simulator::Stop();
+        }
+    }
+}
+
+void
+OnAccept(Ptr<Socket> s, const Address &from)
+{
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+    auto it = g_run.by_peer.find({peer.GetIpv4().Get(), peer.GetPort()});
+
+    NS_ABORT_MSG_IF(it == g_run.by_peer.end(), "a connection of no flow");
+    s->SetRecvCallback(MakeBoundCallback(&OnRecv, it->second));
+    OnRecv(it->second, s);
+}
+
+double
+Mean(const std::vector<double> &v)
+{
+    double sum = 0;
+
+    for (double x : v) {
+        sum += x;
+    }
+    return v.empty() ? NAN : sum / v.size();
+}
+
+std::string
+JoinThresholds(const struct awafs_thresholds &t)
+{
+    std::string s;
+
+    for (uint32_t i = 0; i + 1 < t.n_queues; i++) {
+        s += (i ? "," : "") + std::to_string(t.thr[i]);
+    }
+    return s;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv)
+{
+    Options o = ParseOptions(argc, argv);
+    auto wall0 = std::chrono::steady_clock::now();
+    Ptr<AwafsQueueDisc> disc;
+    std::string thresholds, err;
+
+    /* The scheme as the testbed's micro benchmark configures the port
+     * (testbed/micro.py SCHEMES). */
+    thresholds = (o.thresholds.empty() ? Repeat("1000000", o.queues - 1)
+                  : o.thresholds);
+    if (o.scheme == "fifo") {
+        if (!o.thresholds.empty()) {
+            Usage("--thresholds: fifo has none");
+        }
+        thresholds = Repeat("4294967295", o.queues - 1);
+    }
+    if (!o.percentiles.empty() && o.scheme != "awafs") {
+        Usage("--percentiles: only awafs has them");
+    }
+
+    disc = CreateObject<AwafsQueueDisc>();
+    disc->SetAttribute("Queues", UintegerValue(o.queues));
+    disc->SetAttribute("Mode", StringValue(o.scheme == "awafs"
+                                           || o.scheme == "auto"
+                                           ? "adaptive" : "static"));
+    disc->SetAttribute("Thresholds", StringValue(thresholds));
+    disc->SetAttribute("Percentiles",
+                       StringValue(o.scheme == "auto" ? "auto"
+                                   : !o.percentiles.empty() ? o.percentiles
+                                   : DefaultPercentiles(o.queues - 1)));
+    disc->SetAttribute("WindowMs", UintegerValue(o.window_ms));
+    disc->SetAttribute("IntervalMs", UintegerValue(o.interval_ms));
+    disc->SetAttribute("MinSamples", UintegerValue(o.min_samples));
+    disc->SetAttribute("WindowType", StringValue(o.window_type));
+    disc->SetAttribute("Buffer", UintegerValue(o.buffer));
+    disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
+    disc->SetAttribute("FlowTableSize", UintegerValue(o.flow_table_size));
+    disc->SetAttribute("LinkRate", DataRateValue(DataRate(o.rate_bps)));
+    disc->SetAttribute("Seed", UintegerValue(o.seed));
+    err = disc->ConfigError();
+    if (!err.empty()) {
+        Usage(err);
+    }
+
+    RngSeedManager::SetSeed(o.seed);
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TypeId::LookupByName(o.transport)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+                       TimeValue(MilliSeconds(40)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto",
+                       TimeValue(MicroSeconds(llround(o.min_rto_ms * 1e3))));
+    /* No TIME_WAIT: ns-3 finds a segment's socket by walking a list of
+     * every endpoint of its node, so closed connections that linger make
+     * each packet cost more the longer a run is. */
+    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime",
+                       DoubleValue(0));
+
+    /* The star: host 0 receives, hosts 1..H send; one link each to the
+     * switch, whose device queues hold one packet so that packets wait in
+     * the queue discs. */
+    NodeContainer sw;
+    sw.Create(1);
+    g_run.hosts.Create(o.hosts + 1);
+    InternetStackHelper stack;
+    stack.Install(sw);
+    stack.Install(g_run.hosts);
+
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(o.rate_bps)));
+    p2p.SetChannelAttribute("Delay",
+                            TimeValue(NanoSeconds(llround(o.delay_us * 1e3))));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
+                 QueueSizeValue(QueueSize("1p")));
+    TrafficControlHelper fifo;
+    fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
+                          QueueSizeValue(QueueSize("1000p")));
+    Ptr<NetDevice> bottleneck;
+    for (uint32_t i = 0; i <= o.hosts; i++) {
+        NetDeviceContainer d = p2p.Install(g_run.hosts.Get(i), sw.Get(0));
+        Ipv4AddressHelper a;
+        char base[32];
+
+        snprintf(base, sizeof base, "10.0.%u.0", i);
+        a.SetBase(base, "255.255.255.0");
+        Ipv4InterfaceContainer ifc = a.Assign(d);
+        g_run.addrs.push_back(ifc.GetAddress(0));
+        /* Assign() installed ns-3's default queue disc. */
+        fifo.Uninstall(d);
+        fifo.Install(d.Get(0));
+        if (i == 0) {
+            bottleneck = d.Get(1);
+        } else {
+            fifo.Install(d.Get(1));
+        }
+    }
+    sw.Get(0)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
+        bottleneck, disc);
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    /* The receiver accepts every flow on one port. */
+    g_run.listener = Socket::CreateSocket(g_run.hosts.Get(0),
+                                          TcpSocketFactory::GetTypeId());
+    g_run.listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
+    g_run.listener->Listen();
+    g_run.listener->SetAcceptCallback(
+        MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
+        MakeCallback(&OnAccept));
+
+    /* Poisson arrivals at 'load' of the rate in flow bytes; every scheme
+     * sees the same flows for the same seed. */
+    std::mt19937_64 gen(o.seed);
+    double mean_size = SHORT_SHARE * SHORT + (1 - SHORT_SHARE) * LONG;
+    std::exponential_distribution<double> gap(o.load * o.rate_bps / 8
+                                              / mean_size);
+    std::uniform_real_distribution<double> unit(0, 1);
+    std::uniform_int_distribution<uint32_t> sender(1, o.hosts);
+    double t = 0;
+    for (uint32_t i = 0; i < o.flows; i++) {
+        Flow f;
+
+        t += gap(gen);
+        f.id = i;
+        f.size = unit(gen) < SHORT_SHARE ? SHORT : LONG;
+        f.sender = sender(gen);
+        f.start_s = t;
+        g_run.flows.push_back(f);
+        Simulator::ScheduleWithContext(g_run.hosts.Get(f.sender)->GetId(),
+                                       Seconds(t), &StartFlow, i);
+    }
+    /* A bound, should TCP never finish: every flow's bytes at a tenth of
+     * the rate after the last arrival. */
+    Simulator::Stop(Seconds(t + 10 + o.flows * mean_size * 8 * 10
+                            / o.rate_bps));
+    Simulator::Run();
+
+    double sim_s = Simulator::Now().GetSeconds();
+    double wall_s = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - wall0).count();
+    std::vector<double> short_fct, long_fct;
+    for (const Flow &f : g_run.flows) {
+        if (f.fct_ms >= 0) {
+            (f.size == SHORT ? short_fct : long_fct).push_back(f.fct_ms);
+        }
+    }
+
+    if (!o.flows_csv.empty()) {
+        std::ofstream out(o.flows_csv);
+
+        out << "id,size,start_s,fct_ms,sender\n";
+        for (const Flow &f : g_run.flows) {
+            char line[128];
+
+            snprintf(line, sizeof line, "%u,%" PRIu64 ",%.6f,%s,%u\n", f.id,
+                     f.size, f.start_s,
+                     f.fct_ms < 0 ? "" : std::to_string(f.fct_ms).c_str(),
+                     f.sender);
+            out << line;
+        }
+        if (!out) {
+            fprintf(stderr, "awafs-ns3: cannot write %s\n",
+                    o.flows_csv.c_str());
+            return 1;
+        }
+    }
+    if (!o.trace_csv.empty()) {
+        std::ofstream out(o.trace_csv);
+
+        out << "time_s,version,window,load";
+        for (uint32_t i = 1; i < o.queues; i++) {
+            out << ",thr" << i;
+        }
+        out << "\n";
+        for (const AwafsRound &r : disc->Rounds()) {
+            char line[64];
+
+            snprintf(line, sizeof line, "%.3f,%" PRIu64 ",%u,%.4f", r.time_s,
+                     r.thr.version, r.window, r.load);
+            out << line << "," << JoinThresholds(r.thr) << "\n";
+        }
+        if (!out) {
+            fprintf(stderr, "awafs-ns3: cannot write %s\n",
+                    o.trace_csv.c_str());
+            return 1;
+        }
+    }
+
+    uint64_t drops = 0, marks = 0;
+    for (uint32_t q = 0; q < disc->NQueues(); q++) {
+        struct awafs_queue_stats qs;
+
+        disc->GetQueueStats(q, &qs);
+        drops += qs.drop_packets;
+        marks += qs.ecn_marks;
+    }
+    printf("scheme=%s transport=%s rate_bps=%" PRIu64 " load=%g seed=%"
+           PRIu64 " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
+           "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
+           " marks=%" PRIu64 " sim_s=%.3f wall_s=%.3f\n",
+           o.scheme.c_str(), o.transport.c_str(), o.rate_bps, o.load, o.seed,
+           g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
+           JoinThresholds(disc->Thresholds()).c_str(), disc->Completions(),
+           drops, marks, sim_s, wall_s);
+    fflush(stdout);
+    Simulator::Destroy();
+    return g_run.completed == o.flows ? 0 : 1;
+}
