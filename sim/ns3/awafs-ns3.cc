@@ -1223,12 +1223,14 @@ main(int argc, char **argv)
         drops += qs.drop_packets;
         marks += qs.ecn_marks;
     }
-    printf("scheme=%s transport=%s rate_bps=%" PRIu64 " load=%g seed=%"
-           PRIu64 " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
-           "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
-           " marks=%" PRIu64 " sim_s=%.3f wall_s=%.3f\n",
-           o.scheme.c_str(), o.transport.c_str(), o.rate_bps, o.load, o.seed,
-           g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
+    printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64 " load=%g "
+           "buffer=%u ecn_threshold=%ld seed=%" PRIu64 " flows=%u/%u "
+           "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
+           "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
+           " sim_s=%.3f wall_s=%.3f\n",
+           o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps, o.load,
+           o.buffer, o.ecn_threshold, o.seed, g_run.completed, o.flows,
+           Mean(short_fct), Mean(long_fct),
            JoinThresholds(disc->Thresholds()).c_str(), disc->Completions(),
            drops, marks, sim_s, wall_s);
     fflush(stdout);
