@@ -84,6 +84,13 @@ ParseList(const std::string &s, std::vector<double> *out)
     return !out->empty() && s.back() != ',';
 }
 
+/* "1 value", "3 values". */
+std::string
+Values(uint32_t n)
+{
+    return std::to_string(n) + (n == 1 ? " value" : " values");
+}
+
 } // namespace
 
 /* ---- The queue disc ---------------------------------------------------- */
@@ -288,8 +295,9 @@ AwafsQueueDisc::ConfigError()
     }
     m_cfg.adaptive = m_mode == "adaptive";
     if (!ParseList(m_thresholds, &thr) || thr.size() != m_queues - 1) {
-        return "thresholds must be " + std::to_string(m_queues - 1)
-               + " numbers of bytes";
+        return "thresholds: " + std::to_string(m_queues) + " queues take "
+               + Values(m_queues - 1) + " in bytes, not '" + m_thresholds
+               + "'";
     }
     for (size_t i = 0; i < thr.size(); i++) {
         if (thr[i] < 0 || thr[i] > 4294967295.0 || thr[i] != floor(thr[i])) {
@@ -301,8 +309,9 @@ AwafsQueueDisc::ConfigError()
         m_cfg.minimise_fct = true;
     } else if (!ParseList(m_percentiles, &pct)
                || pct.size() != m_queues - 1) {
-        return "percentiles must be " + std::to_string(m_queues - 1)
-               + " numbers, or auto";
+        return "percentiles: " + std::to_string(m_queues) + " queues take "
+               + Values(m_queues - 1) + " or auto, not '" + m_percentiles
+               + "'";
     } else {
         for (size_t i = 0; i < pct.size(); i++) {
             if (pct[i] <= 0 || pct[i] >= 100) {
