@@ -72,9 +72,13 @@ def run_ns3(*args, flows_csv=None, trace_csv=None, check=True,
     return summary
 
 
-def read_flows(path):
+def read_csv(path):
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        return list(csv.DictReader(f))
+
+
+def read_flows(path):
+    rows = read_csv(path)
     for r in rows:
         r["id"], r["size"] = int(r["id"]), int(r["size"])
         r["sender"] = int(r["sender"])
@@ -84,8 +88,7 @@ def read_flows(path):
 
 
 def read_trace(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(path)
     for r in rows:
         r["time_s"], r["load"] = float(r["time_s"]), float(r["load"])
         r["version"], r["window"] = int(r["version"]), int(r["window"])
