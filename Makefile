@@ -136,11 +136,12 @@ $(TSAN_BIN): tests/tsan/stress-core.c $(CORE_SRCS) $(CORE_HDRS)
 
 NS3_LIBS := -lns3-core -lns3-network -lns3-internet -lns3-point-to-point \
 	-lns3-traffic-control
-NS3_CXXFLAGS := -std=c++17 -O2 -g -Werror -Wall -Wextra -Ilib
+NS3_CXXFLAGS := -std=c++17 -O2 -g -Werror -Wall -Wextra -Ilib -Inetdev-ext
 
 ns3: $(BIN)/awafs-ns3
 
-$(BIN)/awafs-ns3: sim/ns3/awafs-ns3.cc $(CORE_HDRS) $(CORE)/libawafs.a
+$(BIN)/awafs-ns3: sim/ns3/awafs-ns3.cc $(CORE_HDRS) $(CORE)/libawafs.a \
+		netdev-ext/netdev-dpdk-awafs-keys.def
 	@mkdir -p $(@D)
 	$(CXX) $(NS3_CXXFLAGS) $< $(CORE)/libawafs.a $(NS3_LIBS) -lm -o $@
 

@@ -705,6 +705,21 @@ Usage(const std::string &msg)
     exit(2);
 }
 
+/* The ranges of the awafs QoS type's integer keys, from its one table. */
+struct KeyRange {
+    const char *name;
+    uint64_t min, max;
+};
+
+#define AWAFS_CHOICES(...) nullptr
+#define AWAFS_QOS_KEY(ID, NAME, TYPE, MIN, MAX, CHOICES, DEFAULT, DOC) \
+    {NAME, MIN, MAX},
+const KeyRange KEY_RANGES[] = {
+#include "netdev-dpdk-awafs-keys.def"
+};
+#undef AWAFS_QOS_KEY
+#undef AWAFS_CHOICES
+
 uint64_t
 ParseUint(const std::string &name, const std::string &v, uint64_t min,
           uint64_t max)
@@ -720,6 +735,18 @@ ParseUint(const std::string &name, const std::string &v, uint64_t min,
               + ", not '" + v + "'");
     }
     return x;
+}
+
+/* The value of the awafs QoS key 'name' in its table's range. */
+uint64_t
+ParseKey(const std::string &name, const std::string &v)
+{
+    for (const KeyRange &k : KEY_RANGES) {
+        if (name == k.name) {
+            return ParseUint(name, v, k.min, k.max);
+        }
+    }
+    abort();                    /* Not a key of the table. */
 }
 
 double
@@ -832,26 +859,25 @@ ParseOptions(int argc, char **argv)
         } else if (name == "seed") {
             o.seed = ParseUint(name, value, 1, UINT32_MAX);
         } else if (name == "queues") {
-            o.queues = ParseUint(name, value, AWAFS_MIN_QUEUES,
-                                 AWAFS_MAX_QUEUES);
+            o.queues = ParseKey(name, value);
         } else if (name == "thresholds") {
             o.thresholds = value;
         } else if (name == "percentiles") {
             o.percentiles = value;
         } else if (name == "window-ms") {
-            o.window_ms = ParseUint(name, value, 1, 60000);
+            o.window_ms = ParseKey(name, value);
         } else if (name == "interval-ms") {
-            o.interval_ms = ParseUint(name, value, 1, 60000);
+            o.interval_ms = ParseKey(name, value);
         } else if (name == "min-samples") {
-            o.min_samples = ParseUint(name, value, 1, 16777216);
+            o.min_samples = ParseKey(name, value);
         } else if (name == "window-type") {
             o.window_type = value;
         } else if (name == "buffer") {
-            o.buffer = ParseUint(name, value, 1, 65536);
+            o.buffer = ParseKey(name, value);
         } else if (name == "ecn-threshold") {
-            o.ecn_threshold = ParseUint(name, value, 0, 65536);
+            o.ecn_threshold = ParseKey(name, value);
         } else if (name == "flow-table-size") {
-            o.flow_table_size = ParseUint(name, value, 8, 1048576);
+            o.flow_table_size = ParseKey(name, value);
         } else if (name == "min-rto-ms") {
             o.min_rto_ms = ParseDouble(name, value, 1, 60000, false);
         } else if (name == "flows-csv") {
