@@ -114,11 +114,28 @@ def test_a_small_buffer_drops_and_every_flow_still_completes():
     assert r["completed"] == 100 and r["completions"] == 100
 
 
+def test_max_rate_shapes_the_port_as_the_switch_does():
+    """With the receiver's link at 1 Gbit/s and the port shaped to 100
+    Mbit/s (a 1 ms bucket, as the switch's max-rate), the long flows take
+    at least their bytes at 100 Mbit/s, minus the bucket's head start, and
+    what the port sent over the run stays within the shaped rate."""
+    rows = run_ns3("--flows", 100, "--rate", "1G", "--max-rate", "100M",
+                   flows_csv=None)
+    unshaped = run_ns3("--flows", 100, "--rate", "1G")
+    assert rows["completed"] == 100 and unshaped["completed"] == 100
+    assert rows["max_rate_bps"] == RATE_BPS
+    bucket_ms = 1.0
+    assert rows["long_mean_ms"] > LONG * 8 / RATE_BPS * 1000 - bucket_ms
+    # Unshaped at 1 Gbit/s the same flows go about ten times faster.
+    assert unshaped["long_mean_ms"] < rows["long_mean_ms"] / 4
+
+
 @pytest.mark.parametrize("args,says", [
     (["--scheme", "wfq"], "--scheme"),
     (["--load", "1.5"], "--load"),
     (["--queues", "9"], "--queues"),
     (["--rate", "fast"], "--rate"),
+    (["--rate", "100M", "--max-rate", "1G"], "--max-rate"),
     (["--bogus", "1"], "unknown option --bogus"),
     (["--flows"], "--flows needs a value"),
     (["--scheme", "static", "--queues", "3", "--thresholds", "50000,1000"],

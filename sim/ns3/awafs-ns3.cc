@@ -153,6 +153,7 @@ class AwafsQueueDisc : public QueueDisc
     uint32_t m_flowTableSize;
     uint32_t m_idleUs;
     DataRate m_linkRate;
+    DataRate m_maxRate;
     uint64_t m_seed;
 
     /* The core's parts, as one port of netdev-dpdk-awafs.c holds them. */
@@ -162,6 +163,8 @@ class AwafsQueueDisc : public QueueDisc
     struct awafs_flowtab *m_flows;
     struct awafs_sched *m_sched;
     struct awafs_tb m_byteFree;
+    struct awafs_tb m_shaper;           /* With MaxRate. */
+    EventId m_wakeEvent;                /* Dequeue when it has credit. */
     struct awafs_parse_stats m_parse;
     struct awafs_thresholds m_thr;
     uint32_t m_sourceKey[4];
@@ -244,6 +247,11 @@ AwafsQueueDisc::GetTypeId()
                           "budget).",
                           DataRateValue(DataRate("100Mbps")),
                           MakeDataRateAccessor(&AwafsQueueDisc::m_linkRate),
+                          MakeDataRateChecker())
+            .AddAttribute("MaxRate", "Wire rate the port is shaped to, as "
+                          "the switch's max-rate (0: the link paces it).",
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&AwafsQueueDisc::m_maxRate),
                           MakeDataRateChecker())
             .AddAttribute("Seed", "Key of the flow table's hash and of the "
                           "source names.",
@@ -387,6 +395,16 @@ AwafsQueueDisc::InitializeParams()
     }
     awafs_byte_free_init(&m_byteFree, m_linkRate.GetBitRate() / 8, US,
                          now_us);
+    if (m_maxRate.GetBitRate()) {
+        /* The switch's shaper: a token bucket of a millisecond's bytes,
+         * at least two full frames (awafs_qos_init_tb()). */
+        uint64_t rate = m_maxRate.GetBitRate() / 8;
+
+        awafs_tb_init(&m_shaper, rate,
+                      std::max<uint64_t>(rate / 1000,
+                                         2 * (1518 + AWAFS_WIRE_OVERHEAD)),
+                      US, now_us);
+    }
     for (int i = 0; i < 4; i++) {
         m_sourceKey[i] = (uint32_t) keygen();
     }
@@ -405,6 +423,7 @@ AwafsQueueDisc::DoDispose()
     size_t n;
 
     m_recalcEvent.Cancel();
+    m_wakeEvent.Cancel();
     m_sweepEvent.Cancel();
     while (m_sched && (n = awafs_sched_flush(m_sched, pkts, 64))) {
         for (size_t i = 0; i < n; i++) {
@@ -552,13 +571,36 @@ AwafsQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 Ptr<QueueDiscItem>
 AwafsQueueDisc::DoDequeue()
 {
+    int64_t now_us = Simulator::Now().GetMicroSeconds();
+    uint64_t rate = m_maxRate.GetBitRate() / 8;
+    int64_t budget = INT64_MAX;
+    Ptr<QueueDiscItem> item;
     void *pkt;
 
-    if (!awafs_sched_peek(m_sched, &pkt, 1, INT64_MAX, Ticks())) {
+    if (rate) {
+        budget = awafs_tb_budget(&m_shaper, now_us);
+        if (budget <= 0) {
+            /* Back when the bucket holds a byte again. */
+            if (!m_wakeEvent.IsRunning()) {
+                m_wakeEvent = Simulator::Schedule(
+                    MicroSeconds(1 + (1 - budget) * 1000000 / rate),
+                    &QueueDisc::Run, this);
+            }
+            return nullptr;
+        }
+    }
+    if (!awafs_sched_peek(m_sched, &pkt, 1, budget, Ticks())) {
         return nullptr;
     }
     awafs_sched_commit(m_sched, 1);
-    return Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+    item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+    if (rate) {
+        awafs_tb_consume(&m_shaper,
+                         std::max<uint32_t>(AWAFS_ETH_MIN_FRAME,
+                                            14 + item->GetSize())
+                         + AWAFS_WIRE_OVERHEAD);
+    }
+    return item;
 }
 
 void
@@ -642,6 +684,8 @@ struct Options {
     std::string transport = "ns3::TcpNewReno";
     uint32_t hosts = 8;
     uint64_t rate_bps = 100000000;
+    uint64_t access_rate_bps = 0;       /* Default: 10 x rate_bps. */
+    uint64_t max_rate_bps = 0;          /* 0: rate_bps paces the port. */
     double delay_us = 10;
     double load = 0.5;
     uint32_t flows = 1000;
@@ -671,7 +715,12 @@ const char USAGE[] =
     "  --transport T      ns3::TcpNewReno | ns3::TcpCubic | ns3::TcpDctcp,\n"
     "                     or newreno | cubic | dctcp (ns3::TcpNewReno)\n"
     "  --hosts H          sender hosts, 1..250 (8)\n"
-    "  --rate R           every link's rate, bit/s: 100M, 10G, 1e9 (100M)\n"
+    "  --rate R           the receiver's link, bit/s: 100M, 10G, 1e9 (100M)\n"
+    "  --access-rate R    the senders' links (10 x --rate): the switch's port\n"
+    "                     toward the receiver is the one bottleneck\n"
+    "  --max-rate R       shape that port as the switch's max-rate does\n"
+    "                     (a 1 ms token bucket), below --rate; the load is\n"
+    "                     of this rate (0: none)\n"
     "  --delay-us D       every link's propagation delay (10)\n"
     "  --load L           offered load of the bottleneck, in (0, 1) (0.5)\n"
     "  --flows N          flows to run (1000)\n"
@@ -768,9 +817,9 @@ ParseDouble(const std::string &name, const std::string &v, double min,
     return x;
 }
 
-/* "100M", "10G", "100Mbps", "1e9": bit/s. */
+/* "100M", "10G", "100Mbps", "1e9": bit/s, for option 'name'. */
 uint64_t
-ParseRate(const std::string &v)
+ParseRate(const std::string &name, const std::string &v)
 {
     char *end;
     double x = strtod(v.c_str(), &end);
@@ -791,8 +840,8 @@ ParseRate(const std::string &v)
         x = -1;
     }
     if (end == v.c_str() || !std::isfinite(x) || x < 1000 || x > 4e11) {
-        Usage("--rate must be 1k to 400G bit/s (e.g. 100M, 10G), not '" + v
-              + "'");
+        Usage("--" + name + " must be 1k to 400G bit/s (e.g. 100M, 10G), not '"
+              + v + "'");
     }
     return (uint64_t) x;
 }
@@ -849,7 +898,11 @@ ParseOptions(int argc, char **argv)
         } else if (name == "hosts") {
             o.hosts = ParseUint(name, value, 1, 250);
         } else if (name == "rate") {
-            o.rate_bps = ParseRate(value);
+            o.rate_bps = ParseRate(name, value);
+        } else if (name == "access-rate") {
+            o.access_rate_bps = ParseRate(name, value);
+        } else if (name == "max-rate") {
+            o.max_rate_bps = value == "0" ? 0 : ParseRate(name, value);
         } else if (name == "delay-us") {
             o.delay_us = ParseDouble(name, value, 0, 1e6, false);
         } else if (name == "load") {
@@ -888,10 +941,23 @@ ParseOptions(int argc, char **argv)
             Usage("unknown option --" + name);
         }
     }
+    if (o.max_rate_bps > o.rate_bps) {
+        Usage("--max-rate must be at most --rate");
+    }
+    if (!o.access_rate_bps) {
+        o.access_rate_bps = std::min<uint64_t>(10 * o.rate_bps, 400e9);
+    }
     if (o.ecn_threshold < 0) {
         o.ecn_threshold = o.transport == "ns3::TcpDctcp" ? 20 : 0;
     }
     return o;
+}
+
+/* The rate of the switch's port toward the receiver. */
+uint64_t
+PortRate(const Options &o)
+{
+    return o.max_rate_bps ? o.max_rate_bps : o.rate_bps;
 }
 
 /* "v,v,...", 'n' times. */
@@ -1098,7 +1164,8 @@ main(int argc, char **argv)
     disc->SetAttribute("Buffer", UintegerValue(o.buffer));
     disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
     disc->SetAttribute("FlowTableSize", UintegerValue(o.flow_table_size));
-    disc->SetAttribute("LinkRate", DataRateValue(DataRate(o.rate_bps)));
+    disc->SetAttribute("LinkRate", DataRateValue(DataRate(PortRate(o))));
+    disc->SetAttribute("MaxRate", DataRateValue(DataRate(o.max_rate_bps)));
     disc->SetAttribute("Seed", UintegerValue(o.seed));
     err = disc->ConfigError();
     if (!err.empty()) {
@@ -1132,7 +1199,6 @@ main(int argc, char **argv)
     stack.Install(g_run.hosts);
 
     PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(o.rate_bps)));
     p2p.SetChannelAttribute("Delay",
                             TimeValue(NanoSeconds(llround(o.delay_us * 1e3))));
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
@@ -1142,9 +1208,15 @@ main(int argc, char **argv)
                           QueueSizeValue(QueueSize("1000p")));
     Ptr<NetDevice> bottleneck;
     for (uint32_t i = 0; i <= o.hosts; i++) {
-        NetDeviceContainer d = p2p.Install(g_run.hosts.Get(i), sw.Get(0));
-        Ipv4AddressHelper a;
+        NetDeviceContainer d;
         char base[32];
+
+        /* The senders' links are faster: a sender's own link holds no
+         * queue that its short flows wait in behind its long ones. */
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(
+            i ? o.access_rate_bps : o.rate_bps)));
+        d = p2p.Install(g_run.hosts.Get(i), sw.Get(0));
+        Ipv4AddressHelper a;
 
         snprintf(base, sizeof base, "10.0.%u.0", i);
         a.SetBase(base, "255.255.255.0");
@@ -1176,7 +1248,7 @@ main(int argc, char **argv)
      * sees the same flows for the same seed. */
     std::mt19937_64 gen(o.seed);
     double mean_size = SHORT_SHARE * SHORT + (1 - SHORT_SHARE) * LONG;
-    std::exponential_distribution<double> gap(o.load * o.rate_bps / 8
+    std::exponential_distribution<double> gap(o.load * PortRate(o) / 8
                                               / mean_size);
     std::uniform_real_distribution<double> unit(0, 1);
     std::uniform_int_distribution<uint32_t> sender(1, o.hosts);
@@ -1196,7 +1268,7 @@ main(int argc, char **argv)
     /* A bound, should TCP never finish: every flow's bytes at a tenth of
      * the rate after the last arrival. */
     Simulator::Stop(Seconds(t + 10 + o.flows * mean_size * 8 * 10
-                            / o.rate_bps));
+                            / PortRate(o)));
     Simulator::Run();
 
     double sim_s = Simulator::Now().GetSeconds();
@@ -1258,12 +1330,14 @@ main(int argc, char **argv)
         drops += qs.drop_packets;
         marks += qs.ecn_marks;
     }
-    printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64 " load=%g "
+    printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64
+           " access_rate_bps=%" PRIu64 " max_rate_bps=%" PRIu64 " load=%g "
            "buffer=%u ecn_threshold=%ld seed=%" PRIu64 " flows=%u/%u "
            "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
            "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
            " sim_s=%.3f wall_s=%.3f\n",
-           o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps, o.load,
+           o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps,
+           o.access_rate_bps, o.max_rate_bps, o.load,
            o.buffer, o.ecn_threshold, o.seed, g_run.completed, o.flows,
            Mean(short_fct), Mean(long_fct),
            JoinThresholds(disc->Thresholds()).c_str(), disc->Completions(),
