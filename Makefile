@@ -244,8 +244,8 @@ eval-smoke: setup build
 	$(PYTEST) tests/test_eval_smoke.py
 
 # The micro benchmark on ns-3 (sim/ns3/): the core on a simulated port,
-# five schemes at 50 % load, seed 1 (about half a minute);
-# build/eval-sim/report.md.
+# five schemes in the testbed's regime, seeds 1-5, and the cross-check
+# against the testbed's kept run (about 35 s); build/eval-sim/report.md.
 eval-sim: setup $(BIN)/awafs-ns3
 	$(VENV)/bin/python -m sim.ns3_eval --out $(B)/eval-sim
 
