@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from sim.ns3_eval import NS3, SCHEMES, run_ns3
+from testbed.workload import load_cdf, workloads_dir
 
 FLOWS = 200
 RATE_BPS = 100_000_000
@@ -130,6 +131,20 @@ def test_max_rate_shapes_the_port_as_the_switch_does():
     assert unshaped["long_mean_ms"] < rows["long_mean_ms"] / 4
 
 
+def test_flow_sizes_from_a_workload_cdf(tmp_path):
+    """--workload draws sizes from a CDF file (the thesis's workloads in
+    ../shared/workloads): every flow completes, and the sizes lie within
+    the file's first and last points and are not the micro mix."""
+    cdf = workloads_dir() / "hadoop.cdf"
+    points = load_cdf(cdf)
+    r = run_ns3("--flows", 200, "--scheme", "auto", "--workload", cdf,
+                flows_csv=tmp_path / "flows.csv")
+    assert r["completed"] == 200 and r["completions"] == 200
+    sizes = {row["size"] for row in r["rows"]}
+    assert len(sizes) > 50
+    assert min(sizes) >= points[0][0] and max(sizes) <= points[-1][0]
+
+
 @pytest.mark.parametrize("args,says", [
     (["--scheme", "wfq"], "--scheme"),
     (["--load", "1.5"], "--load"),
@@ -147,6 +162,7 @@ def test_max_rate_shapes_the_port_as_the_switch_does():
     (["--scheme", "fifo", "--percentiles", "10"], "--percentiles"),
     (["--buffer", "100", "--ecn-threshold", "200"], "ECN threshold"),
     (["--window-type", "sorted"], "window type"),
+    (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
 ])
 def test_a_bad_argument_is_refused(args, says):
     proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,

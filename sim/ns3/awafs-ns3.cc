@@ -62,6 +62,8 @@ const int64_t US = 1000000;
 /* The thesis's micro benchmark (testbed/micro.py). */
 const uint64_t SHORT = 10000, LONG = 1000000;
 const double SHORT_SHARE = 0.8;
+/* Short flows, as the thesis counts them: at most 100 kB. */
+const uint64_t SHORT_MAX = 100000;
 const uint16_t PORT = 5000;
 
 /* Parses a list of numbers separated by commas; false if it is not one. */
@@ -701,6 +703,7 @@ struct Options {
     long ecn_threshold = -1;            /* Default: 20 with DCTCP, else 0. */
     uint32_t flow_table_size = 4096;
     double min_rto_ms = 200;
+    std::string workload;               /* A CDF file; "": the micro mix. */
     std::string flows_csv;
     std::string trace_csv;
 };
@@ -724,6 +727,10 @@ const char USAGE[] =
     "  --delay-us D       every link's propagation delay (10)\n"
     "  --load L           offered load of the bottleneck, in (0, 1) (0.5)\n"
     "  --flows N          flows to run (1000)\n"
+    "  --workload FILE    flow sizes from a CDF (lines 'size probability',\n"
+    "                     # comments; ../shared/workloads/*.cdf), linear\n"
+    "                     between its points (default: the micro benchmark's\n"
+    "                     80 % 10 kB, 20 % 1000 kB)\n"
     "  --seed N           arrivals, sizes, senders and hash keys (1)\n"
     "  --queues K         strict-priority queues, 2..8 (2)\n"
     "  --thresholds LIST  K-1 bytes: fixed (static) or initial (awafs, auto)\n"
@@ -933,6 +940,8 @@ ParseOptions(int argc, char **argv)
             o.flow_table_size = ParseKey(name, value);
         } else if (name == "min-rto-ms") {
             o.min_rto_ms = ParseDouble(name, value, 1, 60000, false);
+        } else if (name == "workload") {
+            o.workload = value;
         } else if (name == "flows-csv") {
             o.flows_csv = value;
         } else if (name == "trace-csv") {
@@ -951,6 +960,72 @@ ParseOptions(int argc, char **argv)
         o.ecn_threshold = o.transport == "ns3::TcpDctcp" ? 20 : 0;
     }
     return o;
+}
+
+/* A flow-size CDF: (size, cumulative probability) points, ascending. */
+typedef std::vector<std::pair<double, double>> Cdf;
+
+Cdf
+LoadCdf(const std::string &path)
+{
+    std::ifstream in(path);
+    std::string line;
+    Cdf cdf;
+
+    if (!in) {
+        Usage("--workload: cannot read '" + path + "'");
+    }
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        double size, p;
+
+        if (line.empty() || line[0] == '#') {
+            continue;
+        }
+        if (!(words >> size >> p) || size < 1 || p < 0 || p > 1
+            || (!cdf.empty() && (size < cdf.back().first
+                                 || p < cdf.back().second))) {
+            Usage("--workload: '" + path + "' is not a CDF of ascending "
+                  "sizes and probabilities: '" + line + "'");
+        }
+        cdf.emplace_back(size, p);
+    }
+    if (cdf.empty() || cdf.back().second != 1) {
+        Usage("--workload: '" + path + "' does not end at probability 1");
+    }
+    return cdf;
+}
+
+/* The size at cumulative probability 'u', linear between the points (as
+ * testbed/workload.py's inverse_cdf()). */
+double
+InverseCdf(const Cdf &cdf, double u)
+{
+    for (size_t i = 0; i < cdf.size(); i++) {
+        if (u <= cdf[i].second) {
+            if (!i || cdf[i].second == cdf[i - 1].second) {
+                return cdf[i].first;
+            }
+            return cdf[i - 1].first
+                   + (u - cdf[i - 1].second)
+                     / (cdf[i].second - cdf[i - 1].second)
+                     * (cdf[i].first - cdf[i - 1].first);
+        }
+    }
+    return cdf.back().first;
+}
+
+/* The mean of InverseCdf() over u uniform in [0, 1]. */
+double
+CdfMean(const Cdf &cdf)
+{
+    double mean = cdf[0].first * cdf[0].second;
+
+    for (size_t i = 1; i < cdf.size(); i++) {
+        mean += (cdf[i].second - cdf[i - 1].second)
+                * (cdf[i].first + cdf[i - 1].first) / 2;
+    }
+    return mean;
 }
 
 /* The rate of the switch's port toward the receiver. */
@@ -1247,7 +1322,10 @@ main(int argc, char **argv)
     /* Poisson arrivals at 'load' of the rate in flow bytes; every scheme
      * sees the same flows for the same seed. */
     std::mt19937_64 gen(o.seed);
-    double mean_size = SHORT_SHARE * SHORT + (1 - SHORT_SHARE) * LONG;
+    Cdf cdf = o.workload.empty() ? Cdf() : LoadCdf(o.workload);
+    double mean_size = (cdf.empty()
+                        ? SHORT_SHARE * SHORT + (1 - SHORT_SHARE) * LONG
+                        : CdfMean(cdf));
     std::exponential_distribution<double> gap(o.load * PortRate(o) / 8
                                               / mean_size);
     std::uniform_real_distribution<double> unit(0, 1);
@@ -1258,7 +1336,12 @@ main(int argc, char **argv)
 
         t += gap(gen);
         f.id = i;
-        f.size = unit(gen) < SHORT_SHARE ? SHORT : LONG;
+        if (cdf.empty()) {
+            f.size = unit(gen) < SHORT_SHARE ? SHORT : LONG;
+        } else {
+            f.size = std::max<uint64_t>(1, llround(InverseCdf(cdf,
+                                                             unit(gen))));
+        }
         f.sender = sender(gen);
         f.start_s = t;
         g_run.flows.push_back(f);
@@ -1277,7 +1360,7 @@ main(int argc, char **argv)
     std::vector<double> short_fct, long_fct;
     for (const Flow &f : g_run.flows) {
         if (f.fct_ms >= 0) {
-            (f.size == SHORT ? short_fct : long_fct).push_back(f.fct_ms);
+            (f.size <= SHORT_MAX ? short_fct : long_fct).push_back(f.fct_ms);
         }
     }
 
