@@ -253,6 +253,41 @@ test_a_head_start_lasts_one_window(void **state)
     awafs_histwin_destroy(h);
 }
 
+/* The frame sequence of tests/test_trust.py's SYN/FIN loops: 200 one-byte
+ * completions from source 1 and, after every fifth, a 10,000-byte one from
+ * sources 2 and 3 in turn.  Weighed by source the liar holds 37 % of the
+ * window; 53 % if it shares source 2's slot ('collide'). */
+static void
+test_loop_sequence_shares(void **state)
+{
+    static const uint32_t pct[] = { 36000, 38000, 52000, 54000 };
+
+    (void) state;
+    for (int collide = 0; collide < 2; collide++) {
+        struct awafs_histwin *h = awafs_histwin_create(5000 * MS);
+        uint64_t out[4];
+
+        awafs_histwin_weigh_sources(h, true);
+        for (int i = 0; i < 200; i++) {
+            awafs_histwin_add(h, i, 1, 1);
+            if (i % 5 == 4) {
+                uint32_t src = 2 + i / 5 % 2;
+
+                awafs_histwin_add(h, i, 10000, collide && src == 2 ? 1 : src);
+            }
+        }
+        awafs_histwin_percentiles(h, pct, 4, out);
+        if (!collide) {
+            assert_int_equal(out[0], 1);
+            assert_true(out[1] > 9900 && out[1] < 10100);
+        } else {
+            assert_int_equal(out[2], 1);
+            assert_true(out[3] > 9900 && out[3] < 10100);
+        }
+        awafs_histwin_destroy(h);
+    }
+}
+
 AWAFS_UNIT_MAIN(histwin)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +299,7 @@ AWAFS_UNIT_MAIN(histwin)
         cmocka_unit_test(test_one_source_of_three_weighs_a_third),
         cmocka_unit_test(test_weights_keep_a_shared_distribution),
         cmocka_unit_test(test_a_head_start_lasts_one_window),
+        cmocka_unit_test(test_loop_sequence_shares),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
