@@ -57,6 +57,18 @@ def schemes(thresholds):
                ("awafs-auto", "awafs-auto", None)])
 
 
+def read_rows(path):
+    """The flows of a kept run (the CSV, gzipped or not, that a run
+    writes), as report() takes them."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        return [{"scheme": r["scheme"], "seed": int(r["seed"]),
+                 "size": int(r["size"]), "start_s": float(r["start_s"]),
+                 "fct_ms": float(r["fct_ms"]),
+                 "carried_mbps": float(r["carried_mbps"])}
+                for r in csv.DictReader(f)]
+
+
 def by_seed(rows, scheme, size, after=0):
     """{seed: [FCT ms]} of the scheme's flows of 'size' that started
     'after' seconds into their run or later."""
@@ -165,14 +177,7 @@ def main(argv):
     ap.add_argument("--report", metavar="CSV")
     args = ap.parse_args(argv)
     if args.report:
-        opener = gzip.open if args.report.endswith(".gz") else open
-        with opener(args.report, "rt", newline="") as f:
-            rows = [{"scheme": r["scheme"], "seed": int(r["seed"]),
-                     "size": int(r["size"]), "start_s": float(r["start_s"]),
-                     "fct_ms": float(r["fct_ms"]),
-                     "carried_mbps": float(r["carried_mbps"])}
-                    for r in csv.DictReader(f)]
-        print(report(rows, args), end="")
+        print(report(read_rows(args.report), args), end="")
         return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,13 @@ Also the library that runs awafs-ns3 and reads what it writes
 
 import argparse
 import csv
-import gzip
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from eval.static_sweep import by_seed, pooled, read_rows
+from testbed.micro import SHORT
 
 REPO = Path(__file__).resolve().parent.parent
 NS3 = REPO / "build" / "bin" / "awafs-ns3"
@@ -27,7 +29,6 @@ NS3 = REPO / "build" / "bin" / "awafs-ns3"
 TESTBED = REPO / "eval" / "results" / "static-sweep-50.csv.gz"
 TESTBED_NAMES = {"fifo": "fifo", "static-1000KB": "static-1000000",
                  "awafs": "awafs-pct10"}
-SHORT = 10000
 # Issue 32: within this share of the testbed's short-flow mean.
 AGREE = 0.25
 
@@ -119,11 +120,8 @@ def pooled_mean(rows, short):
 
 def testbed_short_means():
     """{ns-3 scheme name: the testbed's pooled short-flow mean (ms)}."""
-    with gzip.open(TESTBED, "rt", newline="") as f:
-        rows = list(csv.DictReader(f))
-    return {name: statistics.mean(float(r["fct_ms"]) for r in rows
-                                  if r["scheme"] == tb
-                                  and int(r["size"]) == SHORT)
+    rows = read_rows(TESTBED)
+    return {name: statistics.mean(pooled(by_seed(rows, tb, SHORT)))
             for name, tb in TESTBED_NAMES.items()}
 
 
