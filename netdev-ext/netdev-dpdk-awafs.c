@@ -1145,7 +1145,7 @@ static void
 awafs_secret_key(uint64_t key[2])
 {
     if (getrandom(key, 2 * sizeof key[0], 0) != 2 * sizeof key[0]) {
-        VLOG_WARN_ONCE("getrandom() failed: flow table keyed from "
+        VLOG_WARN_ONCE("getrandom() failed: hash keys from "
                        "random_uint64()");
         key[0] = random_uint64();
         key[1] = random_uint64() ^ time_usec();
