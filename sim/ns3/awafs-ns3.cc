@@ -1047,14 +1047,20 @@ Repeat(const std::string &v, uint32_t n)
     return s;
 }
 
-/* The core's default RefPct: 10, 20, ... */
+/* The core's default RefPct for 'n_queues' queues (awafs_config_default()),
+ * as the option writes them. */
 std::string
-DefaultPercentiles(uint32_t n)
+DefaultPercentiles(uint32_t n_queues)
 {
+    struct awafs_config c;
     std::string s;
 
-    for (uint32_t i = 0; i < n; i++) {
-        s += (i ? "," : "") + std::to_string((i + 1) * 10);
+    awafs_config_default(&c, n_queues);
+    for (uint32_t i = 0; i + 1 < n_queues; i++) {
+        char pct[32];
+
+        snprintf(pct, sizeof pct, "%g", c.pct_milli[i] / 1000.0);
+        s += (i ? "," : "") + std::string(pct);
     }
     return s;
 }
@@ -1231,7 +1237,7 @@ main(int argc, char **argv)
     disc->SetAttribute("Percentiles",
                        StringValue(o.scheme == "auto" ? "auto"
                                    : !o.percentiles.empty() ? o.percentiles
-                                   : DefaultPercentiles(o.queues - 1)));
+                                   : DefaultPercentiles(o.queues)));
     disc->SetAttribute("WindowMs", UintegerValue(o.window_ms));
     disc->SetAttribute("IntervalMs", UintegerValue(o.interval_ms));
     disc->SetAttribute("MinSamples", UintegerValue(o.min_samples));
