@@ -247,11 +247,13 @@ read_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
 }
 
 /* Parses the Ethernet frame of 'len' bytes at 'l2', and a second time the
- * frame inside its tunnel, if any.  A loop rather than a recursion, so
- * that it inlines into its one caller on the per-packet path. */
+ * frame inside its tunnel, if any, up to its TCP options: returns OK with
+ * them in ['*opt', '*opt_end'), or why it does not reach them.  A loop
+ * rather than a recursion, so that it inlines into its one caller on the
+ * per-packet path. */
 static enum awafs_parse_result
 parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
-         struct awafs_hdr *hdr)
+         struct awafs_hdr *hdr, const uint8_t **opt, const uint8_t **opt_end)
 {
     for (bool inner = false; ; inner = true) {
         enum awafs_parse_result r;
@@ -387,8 +389,52 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
         hdr->ack = rd32(l4 + 8);
         hdr->l4_ofs = l4 - ctx->frame;
         hdr->payload_len = l4_len - tcp_hlen;
-        return parse_tcp_options(l4 + TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
+        *opt = l4 + TCP_MIN_HLEN;
+        *opt_end = l4 + tcp_hlen;
+        return AWAFS_PARSE_OK;
     }
+}
+
+/* parse_l2() of the frame most ports carry, Ethernet, IPv4 without
+ * options and TCP with its header in the 'head_len' bytes at 'f' of a
+ * 'len'-byte frame, with the same checks in one pass.  Returns false, with
+ * 'hdr' untouched, for any other frame or any check that fails: parse_l2()
+ * then tells why. */
+static inline bool
+parse_ipv4_tcp(const uint8_t *f, size_t head_len, size_t len,
+               struct awafs_hdr *hdr, const uint8_t **opt,
+               const uint8_t **opt_end)
+{
+    const uint8_t *l3 = f + ETH_HLEN;
+    const uint8_t *l4 = l3 + IPV4_MIN_HLEN;
+    size_t tot_len, tcp_hlen;
+
+    if (head_len < ETH_HLEN + IPV4_MIN_HLEN + TCP_MIN_HLEN
+        || rd16(f + 12) != ETH_TYPE_IPV4
+        || l3[0] != (4 << 4 | IPV4_MIN_HLEN / 4)
+        || l3[9] != IPPROTO_TCP_
+        || rd16(l3 + 6) & 0x3fff) {
+        return false;
+    }
+    tot_len = rd16(l3 + 2);
+    tcp_hlen = (l4[12] >> 4) * 4;
+    if (tcp_hlen < TCP_MIN_HLEN
+        || tot_len < IPV4_MIN_HLEN + tcp_hlen
+        || tot_len > len - ETH_HLEN
+        || ETH_HLEN + IPV4_MIN_HLEN + tcp_hlen > head_len) {
+        return false;
+    }
+    hdr->ip_version = 4;
+    hdr->l3_ofs = ETH_HLEN;
+    hdr->ip_end = ETH_HLEN + tot_len;
+    hdr->tcp_flags = l4[13];
+    hdr->seq = rd32(l4 + 4);
+    hdr->ack = rd32(l4 + 8);
+    hdr->l4_ofs = ETH_HLEN + IPV4_MIN_HLEN;
+    hdr->payload_len = tot_len - IPV4_MIN_HLEN - tcp_hlen;
+    *opt = l4 + TCP_MIN_HLEN;
+    *opt_end = l4 + tcp_hlen;
+    return true;
 }
 
 enum awafs_parse_result
@@ -403,12 +449,22 @@ awafs_parse_head(const void *head, size_t head_len, size_t len,
         .tunnels = ports && ports->n ? ports : NULL,
         .stats = stats,
     };
+    const uint8_t *opt, *opt_end;
     enum awafs_parse_result r;
 
     memset(hdr, 0, sizeof *hdr);
     /* Offsets are 16-bit; no Ethernet frame is longer than that. */
-    r = (len > UINT16_MAX ? AWAFS_PARSE_MALFORMED
-         : parse_l2(&ctx, head, len, hdr));
+    if (len > UINT16_MAX) {
+        r = AWAFS_PARSE_MALFORMED;
+    } else {
+        r = (parse_ipv4_tcp(head, ctx.head_end - ctx.frame, len, hdr, &opt,
+                            &opt_end)
+             ? AWAFS_PARSE_OK
+             : parse_l2(&ctx, head, len, hdr, &opt, &opt_end));
+        if (r == AWAFS_PARSE_OK) {
+            r = parse_tcp_options(opt, opt_end, hdr);
+        }
+    }
     if (r == AWAFS_PARSE_MALFORMED && hdr->tunnel) {
         count_tunnel(&ctx, AWAFS_TUN_TRUNCATED);   /* The inner frame. */
     }
