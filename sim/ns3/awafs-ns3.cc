@@ -43,11 +43,14 @@ extern "C" {
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace ns3;
@@ -677,18 +680,352 @@ AwafsQueueDisc::Sweep()
                                        &AwafsQueueDisc::Sweep, this);
 }
 
+/* ---- The ideal scheduler ----------------------------------------------- */
+
+/* A packet's flow: its IPv4 addresses, protocol and ports (TCP or UDP). */
+struct FiveTuple {
+    uint32_t src, dst;
+    uint16_t sport, dport;
+    uint8_t proto;
+};
+
+FiveTuple
+TupleOf(const Ipv4Header &ip, Ptr<const Packet> l4)
+{
+    FiveTuple t = {ip.GetSource().Get(), ip.GetDestination().Get(), 0, 0,
+                   ip.GetProtocol()};
+    uint8_t ports[4];
+
+    if ((t.proto == 6 || t.proto == 17) && l4->GetSize() >= 4) {
+        l4->CopyData(ports, 4);
+        t.sport = ports[0] << 8 | ports[1];
+        t.dport = ports[2] << 8 | ports[3];
+    }
+    return t;
+}
+
+/* The ideal lower bound, pFabric's scheduling with the sizes known: the
+ * port sends a packet of the flow with the fewest bytes left to deliver (as
+ * the simulator knows them, not as any packet says), that flow's earliest
+ * packet, so that no flow is reordered; a full buffer drops the latest
+ * packet of the flow with the most bytes left.  A flow's acknowledgements
+ * go with it.  Without the oracle (SetOracle()) every packet is of one
+ * flow: a drop-tail FIFO that marks as the switch's ports do, the
+ * leaf-spine's hosts' NICs. */
+class SrptQueueDisc : public QueueDisc
+{
+  public:
+    /* The flow of a packet (NO_FLOW: none), and the bytes it has left. */
+    typedef std::function<uint32_t(const FiveTuple &)> FlowOf;
+    typedef std::function<uint64_t(uint32_t)> BytesLeft;
+    static const uint32_t NO_FLOW = UINT32_MAX;
+
+    static TypeId GetTypeId();
+    SrptQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
+    void SetOracle(FlowOf flow_of, BytesLeft left);
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override;
+    Ptr<QueueDiscItem> DoDequeue() override;
+    bool CheckConfig() override { return true; }
+    void InitializeParams() override {}
+    uint64_t Left(uint32_t flow) const;
+    uint32_t Ahead(uint32_t flow) const;
+
+    uint32_t m_buffer;
+    uint32_t m_ecnThreshold;
+    FlowOf m_flowOf;
+    BytesLeft m_left;
+    std::map<uint32_t, std::deque<Ptr<QueueDiscItem>>> m_held;
+    uint32_t m_count = 0;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(SrptQueueDisc);
+
+TypeId
+SrptQueueDisc::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::SrptQueueDisc")
+            .SetParent<QueueDisc>()
+            .SetGroupName("TrafficControl")
+            .AddConstructor<SrptQueueDisc>()
+            .AddAttribute("Buffer", "Packets held.", UintegerValue(1024),
+                          MakeUintegerAccessor(&SrptQueueDisc::m_buffer),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("EcnThreshold",
+                          "CE-mark an ECT packet that finds more than this "
+                          "many packets queued (0: off).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&SrptQueueDisc::m_ecnThreshold),
+                          MakeUintegerChecker<uint32_t>());
+    return tid;
+}
+
+void
+SrptQueueDisc::SetOracle(FlowOf flow_of, BytesLeft left)
+{
+    m_flowOf = flow_of;
+    m_left = left;
+}
+
+uint64_t
+SrptQueueDisc::Left(uint32_t flow) const
+{
+    return flow == NO_FLOW ? 0 : m_left(flow);
+}
+
+/* The packets held that go before one of 'flow' would: the queue that
+ * the ECN threshold is of.  A flow is marked for the packets it waits
+ * behind, not for those of longer flows waiting behind it (marked for
+ * those, DCTCP's short flows slowed down behind nothing). */
+uint32_t
+SrptQueueDisc::Ahead(uint32_t flow) const
+{
+    uint64_t left = Left(flow);
+    uint32_t n = 0;
+
+    for (const auto &h : m_held) {
+        n += Left(h.first) <= left ? h.second.size() : 0;
+    }
+    return n;
+}
+
+bool
+SrptQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
+{
+    Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+    uint32_t flow = (ip && m_flowOf
+                     ? m_flowOf(TupleOf(ip->GetHeader(), ip->GetPacket()))
+                     : NO_FLOW);
+
+    if (m_count >= m_buffer) {
+        auto victim = m_held.end();
+
+        for (auto it = m_held.begin(); it != m_held.end(); ++it) {
+            if (victim == m_held.end() || Left(it->first) > Left(victim->first)) {
+                victim = it;
+            }
+        }
+        if (Left(flow) >= Left(victim->first)) {
+            DropBeforeEnqueue(item, "buffer full");
+            return false;
+        }
+        DropAfterDequeue(victim->second.back(), "pushed out");
+        victim->second.pop_back();
+        if (victim->second.empty()) {
+            m_held.erase(victim);
+        }
+        m_count--;
+    }
+    if (m_ecnThreshold && ip
+        && ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT
+        && Ahead(flow) > m_ecnThreshold) {
+        Mark(item, "CE above the ECN threshold");
+    }
+    m_held[flow].push_back(item);
+    m_count++;
+    return true;
+}
+
+Ptr<QueueDiscItem>
+SrptQueueDisc::DoDequeue()
+{
+    auto best = m_held.end();
+    Ptr<QueueDiscItem> item;
+
+    /* The bytes left change as the flows' receivers read, so the order is
+     * decided now, over the flows held (a handful). */
+    for (auto it = m_held.begin(); it != m_held.end(); ++it) {
+        if (best == m_held.end() || Left(it->first) < Left(best->first)) {
+            best = it;
+        }
+    }
+    if (best == m_held.end()) {
+        return nullptr;
+    }
+    item = best->second.front();
+    best->second.pop_front();
+    if (best->second.empty()) {
+        m_held.erase(best);
+    }
+    m_count--;
+    return item;
+}
+
+/* ---- Leaf-spine routing ------------------------------------------------ */
+
+/* What the spines saw, for the summary: packets per spine, and the spines
+ * each flow direction (five-tuple) crossed. */
+struct EcmpStats {
+    std::vector<uint64_t> spine_packets;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> spines_of;
+
+    void Count(uint32_t spine, const FiveTuple &t)
+    {
+        spine_packets[spine]++;
+        spines_of[{t.src, t.dst, (uint32_t) t.sport << 16 | t.dport}]
+            |= 1u << spine;
+    }
+
+    /* Flow directions whose packets crossed more than one spine. */
+    uint32_t Multipath() const
+    {
+        uint32_t n = 0;
+
+        for (const auto &s : spines_of) {
+            n += (s.second & (s.second - 1)) != 0;
+        }
+        return n;
+    }
+};
+
+/* The forwarding of one switch of the leaf-spine.  Host i of leaf l is
+ * 10.l.i.1.  A leaf sends a packet for one of its hosts down that host's
+ * link, and any other up to a spine: chosen by a hash of the packet's
+ * five-tuple, salted per leaf, so that every packet of a flow direction
+ * takes one path (per-flow ECMP), or at random per packet (--ecmp packet,
+ * packet spraying: ns-3's global routing offers only this, its
+ * RandomEcmpRouting, which reorders TCP's segments).  A spine sends it down
+ * to its destination's leaf. */
+class LeafSpineRouting : public Ipv4RoutingProtocol
+{
+  public:
+    struct Port {
+        uint32_t iface;
+        Ipv4Address next;           /* The neighbour on that link. */
+    };
+
+    static TypeId GetTypeId();
+    /* A leaf ('spine' false) or spine numbered 'index'. */
+    LeafSpineRouting(bool spine, uint32_t index, bool per_packet,
+                     uint32_t salt, EcmpStats *stats)
+        : m_spine(spine), m_index(index), m_perPacket(per_packet),
+          m_salt(salt), m_rng(salt), m_stats(stats) {}
+
+    std::vector<Port> down;         /* Leaf: by host.  Spine: by leaf. */
+    std::vector<Port> up;           /* Leaf: by spine. */
+
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet>, const Ipv4Header &,
+                               Ptr<NetDevice>,
+                               Socket::SocketErrno &err) override
+    {
+        /* A switch sends nothing of its own. */
+        err = Socket::ERROR_NOROUTETOHOST;
+        return nullptr;
+    }
+    bool RouteInput(Ptr<const Packet> p, const Ipv4Header &ip,
+                    Ptr<const NetDevice> idev, UnicastForwardCallback ucb,
+                    MulticastForwardCallback mcb, LocalDeliverCallback lcb,
+                    ErrorCallback ecb) override;
+    void NotifyInterfaceUp(uint32_t) override {}
+    void NotifyInterfaceDown(uint32_t) override {}
+    void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void SetIpv4(Ptr<Ipv4> ipv4) override { m_ipv4 = ipv4; }
+    void PrintRoutingTable(Ptr<OutputStreamWrapper> stream,
+                           Time::Unit) const override
+    {
+        *stream->GetStream() << (m_spine ? "spine " : "leaf ") << m_index
+                             << ": " << down.size() << " down, " << up.size()
+                             << " up (per-flow ECMP)\n";
+    }
+
+  private:
+    uint32_t Uplink(const FiveTuple &t);
+
+    bool m_spine;
+    uint32_t m_index;
+    bool m_perPacket;
+    uint32_t m_salt;
+    std::mt19937 m_rng;
+    EcmpStats *m_stats;
+    Ptr<Ipv4> m_ipv4;
+};
+
+TypeId
+LeafSpineRouting::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::LeafSpineRouting")
+                            .SetParent<Ipv4RoutingProtocol>()
+                            .SetGroupName("Internet");
+    return tid;
+}
+
+uint32_t
+LeafSpineRouting::Uplink(const FiveTuple &t)
+{
+    uint8_t key[17];
+
+    if (m_perPacket) {
+        return m_rng() % up.size();
+    }
+    memcpy(key, &t.src, 4);
+    memcpy(key + 4, &t.dst, 4);
+    memcpy(key + 8, &t.sport, 2);
+    memcpy(key + 10, &t.dport, 2);
+    key[12] = t.proto;
+    memcpy(key + 13, &m_salt, 4);
+    return Hash32((const char *) key, sizeof key) % up.size();
+}
+
+bool
+LeafSpineRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header &ip,
+                             Ptr<const NetDevice>, UnicastForwardCallback ucb,
+                             MulticastForwardCallback, LocalDeliverCallback,
+                             ErrorCallback)
+{
+    uint8_t a[4];
+    const Port *port;
+
+    /* Ipv4ListRouting delivered the packets addressed to this node. */
+    ip.GetDestination().Serialize(a);
+    if (a[0] != 10) {
+        return false;
+    }
+    if (m_spine) {
+        if (a[1] >= down.size()) {
+            return false;
+        }
+        port = &down[a[1]];
+        m_stats->Count(m_index, TupleOf(ip, p));
+    } else if (a[1] == m_index) {
+        if (a[2] >= down.size()) {
+            return false;
+        }
+        port = &down[a[2]];
+    } else if (up.empty()) {
+        return false;
+    } else {
+        port = &up[Uplink(TupleOf(ip, p))];
+    }
+    Ptr<Ipv4Route> r = Create<Ipv4Route>();
+    r->SetDestination(ip.GetDestination());
+    r->SetGateway(port->next);
+    r->SetSource(m_ipv4->GetAddress(port->iface, 0).GetLocal());
+    r->SetOutputDevice(m_ipv4->GetNetDevice(port->iface));
+    ucb(r, p, ip);
+    return true;
+}
+
 /* ---- Command line ------------------------------------------------------ */
 
 namespace {
 
 struct Options {
+    std::string topology = "star";
     std::string scheme = "awafs";
     std::string transport = "ns3::TcpNewReno";
     uint32_t hosts = 8;
-    uint64_t rate_bps = 100000000;
+    uint32_t leaves = 9;
+    uint32_t spines = 4;
+    uint32_t hosts_per_leaf = 16;
+    uint64_t rate_bps = 0;              /* Default: 100M star, 10G leaf-spine. */
     uint64_t access_rate_bps = 0;       /* Default: 10 x rate_bps. */
     uint64_t max_rate_bps = 0;          /* 0: rate_bps paces the port. */
-    double delay_us = 10;
+    uint64_t spine_rate_bps = 40000000000;
+    std::string ecmp = "flow";
+    double delay_us = -1;               /* Default: 10 star, 10.65 leaf-spine. */
     double load = 0.5;
     uint32_t flows = 1000;
     uint64_t seed = 1;
@@ -712,20 +1049,35 @@ const char USAGE[] =
     "usage: awafs-ns3 [--OPTION=VALUE ...]\n"
     "The thesis's micro benchmark (80 % 10 kB, 20 % 1000 kB flows, Poisson\n"
     "arrivals) from H senders to one receiver through one switch whose port\n"
-    "towards the receiver runs the AWAFS core (trust=switch).\n"
+    "towards the receiver runs the AWAFS core (trust=switch); or its large-\n"
+    "scale scenario, all-to-all on a leaf-spine whose every switch port runs\n"
+    "its own instance of the core.\n"
     "\n"
-    "  --scheme S         fifo | static | awafs | auto (awafs)\n"
+    "  --topology T       star | leaf-spine (star)\n"
+    "  --scheme S         fifo | static | pias | awafs | auto, or srpt\n"
+    "                     (leaf-spine: the ideal lower bound) (awafs)\n"
     "  --transport T      ns3::TcpNewReno | ns3::TcpCubic | ns3::TcpDctcp,\n"
     "                     or newreno | cubic | dctcp (ns3::TcpNewReno)\n"
-    "  --hosts H          sender hosts, 1..250 (8)\n"
-    "  --rate R           the receiver's link, bit/s: 100M, 10G, 1e9 (100M)\n"
+    "  --hosts H          star: sender hosts, 1..250 (8)\n"
+    "  --leaves L         leaf-spine: leaves, 1..250 (9)\n"
+    "  --spines S         leaf-spine: spines, 1..32 (4)\n"
+    "  --hosts-per-leaf H leaf-spine: hosts on each leaf, 1..250 (16)\n"
+    "  --spine-rate R     leaf-spine: each leaf-spine link (40G)\n"
+    "  --ecmp E           leaf-spine: flow (a hash of the five-tuple picks a\n"
+    "                     flow's spine) | packet (at random per packet) (flow)\n"
+    "  --rate R           star: the receiver's link; leaf-spine: every host's\n"
+    "                     link; bit/s: 100M, 10G, 1e9 (star 100M, leaf-spine\n"
+    "                     10G)\n"
     "  --access-rate R    the senders' links (10 x --rate): the switch's port\n"
     "                     toward the receiver is the one bottleneck\n"
     "  --max-rate R       shape that port as the switch's max-rate does\n"
     "                     (a 1 ms token bucket), below --rate; the load is\n"
     "                     of this rate (0: none)\n"
-    "  --delay-us D       every link's propagation delay (10)\n"
-    "  --load L           offered load of the bottleneck, in (0, 1) (0.5)\n"
+    "  --delay-us D       every link's propagation delay (star 10,\n"
+    "                     leaf-spine 10.65: the thesis's 85.2 us base RTT\n"
+    "                     over 8 links)\n"
+    "  --load L           offered load, in (0, 1), of the star's bottleneck or\n"
+    "                     of the leaf-spine's host links (0.5)\n"
     "  --flows N          flows to run (1000)\n"
     "  --workload FILE    flow sizes from a CDF (lines 'size probability',\n"
     "                     # comments; ../shared/workloads/*.cdf), linear\n"
@@ -733,21 +1085,23 @@ const char USAGE[] =
     "                     80 % 10 kB, 20 % 1000 kB)\n"
     "  --seed N           arrivals, sizes, senders and hash keys (1)\n"
     "  --queues K         strict-priority queues, 2..8 (2)\n"
-    "  --thresholds LIST  K-1 bytes: fixed (static) or initial (awafs, auto)\n"
-    "                     (1000000 each)\n"
+    "  --thresholds LIST  K-1 bytes: fixed (static, pias: no default) or\n"
+    "                     initial (awafs, auto) (1000000 each)\n"
     "  --percentiles LIST K-1 RefPct values of awafs (10,20,...)\n"
     "  --window-ms N      W_update (1000)\n"
     "  --interval-ms N    T_schedule (200)\n"
     "  --min-samples N    completions before an update (10)\n"
     "  --window-type T    histogram | exact (histogram)\n"
     "  --buffer N         packets held at the port (1024)\n"
-    "  --ecn-threshold N  CE-mark above N packets queued, 0 off (20 with\n"
-    "                     DCTCP, else 0)\n"
+    "  --ecn-threshold N  CE-mark above N packets queued, 0 off (with DCTCP\n"
+    "                     20 on the star, 65 on the leaf-spine; else 0)\n"
     "  --flow-table-size N  flows the switch counts at once (4096)\n"
     "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
-    "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender\n"
+    "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender (and\n"
+    "                     receiver on the leaf-spine)\n"
     "  --trace-csv FILE   every recalculation round: time_s,version,window,\n"
-    "                     load,thr1[,thr2...]\n"
+    "                     load,thr1[,thr2...] (leaf-spine: of leaf 0's port\n"
+    "                     toward host 0)\n"
     "\n"
     "Prints one line: the scheme, flows completed, short and long mean FCT,\n"
     "the final thresholds, simulated and wall seconds.  Exit status 2 on a\n"
@@ -856,6 +1210,7 @@ ParseRate(const std::string &name, const std::string &v)
 Options
 ParseOptions(int argc, char **argv)
 {
+    std::vector<std::string> given;
     Options o;
 
     for (int i = 1; i < argc; i++) {
@@ -880,11 +1235,17 @@ ParseOptions(int argc, char **argv)
             Usage("--" + name + " needs a value");
         }
 
-        if (name == "scheme") {
-            if (value != "fifo" && value != "static" && value != "awafs"
-                && value != "auto") {
-                Usage("--scheme must be fifo, static, awafs or auto, not '"
-                      + value + "'");
+        if (name == "topology") {
+            if (value != "star" && value != "leaf-spine") {
+                Usage("--topology must be star or leaf-spine, not '" + value
+                      + "'");
+            }
+            o.topology = value;
+        } else if (name == "scheme") {
+            if (value != "fifo" && value != "static" && value != "pias"
+                && value != "awafs" && value != "auto" && value != "srpt") {
+                Usage("--scheme must be fifo, static, pias, awafs, auto or "
+                      "srpt, not '" + value + "'");
             }
             o.scheme = value;
         } else if (name == "transport") {
@@ -904,6 +1265,19 @@ ParseOptions(int argc, char **argv)
             }
         } else if (name == "hosts") {
             o.hosts = ParseUint(name, value, 1, 250);
+        } else if (name == "leaves") {
+            o.leaves = ParseUint(name, value, 1, 250);
+        } else if (name == "spines") {
+            o.spines = ParseUint(name, value, 1, 32);
+        } else if (name == "hosts-per-leaf") {
+            o.hosts_per_leaf = ParseUint(name, value, 1, 250);
+        } else if (name == "spine-rate") {
+            o.spine_rate_bps = ParseRate(name, value);
+        } else if (name == "ecmp") {
+            if (value != "flow" && value != "packet") {
+                Usage("--ecmp must be flow or packet, not '" + value + "'");
+            }
+            o.ecmp = value;
         } else if (name == "rate") {
             o.rate_bps = ParseRate(name, value);
         } else if (name == "access-rate") {
@@ -949,6 +1323,35 @@ ParseOptions(int argc, char **argv)
         } else {
             Usage("unknown option --" + name);
         }
+        given.push_back(name);
+    }
+    bool star = o.topology == "star";
+    for (const std::string &name : given) {
+        static const std::vector<std::string> star_only = {
+            "hosts", "access-rate", "max-rate"};
+        static const std::vector<std::string> leaf_spine_only = {
+            "leaves", "spines", "hosts-per-leaf", "spine-rate", "ecmp"};
+
+        for (const std::string &n : star ? leaf_spine_only : star_only) {
+            if (name == n) {
+                Usage("--" + name + " is not an option of the " + o.topology);
+            }
+        }
+    }
+    if (star && o.scheme == "srpt") {
+        Usage("--scheme srpt: leaf-spine only");
+    }
+    if (o.scheme == "pias" && o.thresholds.empty()) {
+        Usage("--scheme pias needs --thresholds");
+    }
+    if (o.scheme == "srpt" && !o.trace_csv.empty()) {
+        Usage("--trace-csv: srpt has no thresholds");
+    }
+    if (!o.rate_bps) {
+        o.rate_bps = star ? 100000000 : 10000000000;
+    }
+    if (o.delay_us < 0) {
+        o.delay_us = star ? 10 : 10.65;
     }
     if (o.max_rate_bps > o.rate_bps) {
         Usage("--max-rate must be at most --rate");
@@ -957,7 +1360,8 @@ ParseOptions(int argc, char **argv)
         o.access_rate_bps = std::min<uint64_t>(10 * o.rate_bps, 400e9);
     }
     if (o.ecn_threshold < 0) {
-        o.ecn_threshold = o.transport == "ns3::TcpDctcp" ? 20 : 0;
+        o.ecn_threshold = (o.transport != "ns3::TcpDctcp" ? 0
+                           : star ? 20 : 65);
     }
     return o;
 }
@@ -1069,7 +1473,8 @@ DefaultPercentiles(uint32_t n_queues)
 
 struct Flow {
     uint32_t id;
-    uint32_t sender;            /* Host index, 1..H. */
+    uint32_t sender;            /* Host index: 1..H on the star. */
+    uint32_t receiver = 0;
     uint64_t size;
     double start_s;
     double fct_ms = -1;
@@ -1081,10 +1486,10 @@ struct Flow {
 struct Run {
     std::vector<Flow> flows;
     std::map<std::pair<uint32_t, uint16_t>, uint32_t> by_peer;
-    NodeContainer hosts;        /* 0: the receiver. */
+    NodeContainer hosts;        /* Star: 0 the receiver. */
     std::vector<Ipv4Address> addrs;
     uint32_t completed = 0;
-    Ptr<Socket> listener;
+    std::vector<Ptr<Socket>> listeners;
 };
 
 Run g_run;
@@ -1150,7 +1555,7 @@ StartFlow(uint32_t id)
     s->SetConnectCallback(MakeBoundCallback(&OnConnected, id),
                           MakeBoundCallback(&OnConnectFailed, id));
     s->SetSendCallback(MakeBoundCallback(&OnSendSpace, id));
-    s->Connect(InetSocketAddress(g_run.addrs[0], PORT));
+    s->Connect(InetSocketAddress(g_run.addrs[f.receiver], PORT));
 }
 
 void
@@ -1182,6 +1587,29 @@ OnAccept(Ptr<Socket> s, const Address &from)
     OnRecv(it->second, s);
 }
 
+/* SrptQueueDisc's knowledge: a packet's flow, by its sender's address and
+ * port in either direction, and the bytes its receiver still lacks. */
+uint32_t
+FlowOf(const FiveTuple &t)
+{
+    auto it = g_run.by_peer.end();
+
+    if (t.proto == 6 && t.dport == PORT) {
+        it = g_run.by_peer.find({t.src, t.sport});
+    } else if (t.proto == 6 && t.sport == PORT) {
+        it = g_run.by_peer.find({t.dst, t.dport});
+    }
+    return it == g_run.by_peer.end() ? SrptQueueDisc::NO_FLOW : it->second;
+}
+
+uint64_t
+BytesLeft(uint32_t id)
+{
+    const Flow &f = g_run.flows[id];
+
+    return f.received < f.size ? f.size - f.received : 0;
+}
+
 double
 Mean(const std::vector<double> &v)
 {
@@ -1204,31 +1632,16 @@ JoinThresholds(const struct awafs_thresholds &t)
     return s;
 }
 
-} // namespace
-
-int
-main(int argc, char **argv)
+/* The port of one switch as the scheme configures it (testbed/micro.py
+ * SCHEMES): 'thresholds' fixed or initial, at 'rate_bps'; exits with the
+ * usage message if the core refuses the configuration. */
+Ptr<AwafsQueueDisc>
+MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
+          uint64_t seed)
 {
-    Options o = ParseOptions(argc, argv);
-    auto wall0 = std::chrono::steady_clock::now();
-    Ptr<AwafsQueueDisc> disc;
-    std::string thresholds, err;
+    Ptr<AwafsQueueDisc> disc = CreateObject<AwafsQueueDisc>();
+    std::string err;
 
-    /* The scheme as the testbed's micro benchmark configures the port
-     * (testbed/micro.py SCHEMES). */
-    thresholds = (o.thresholds.empty() ? Repeat("1000000", o.queues - 1)
-                  : o.thresholds);
-    if (o.scheme == "fifo") {
-        if (!o.thresholds.empty()) {
-            Usage("--thresholds: fifo has none");
-        }
-        thresholds = Repeat("4294967295", o.queues - 1);
-    }
-    if (!o.percentiles.empty() && o.scheme != "awafs") {
-        Usage("--percentiles: only awafs has them");
-    }
-
-    disc = CreateObject<AwafsQueueDisc>();
     disc->SetAttribute("Queues", UintegerValue(o.queues));
     disc->SetAttribute("Mode", StringValue(o.scheme == "awafs"
                                            || o.scheme == "auto"
@@ -1245,33 +1658,36 @@ main(int argc, char **argv)
     disc->SetAttribute("Buffer", UintegerValue(o.buffer));
     disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
     disc->SetAttribute("FlowTableSize", UintegerValue(o.flow_table_size));
-    disc->SetAttribute("LinkRate", DataRateValue(DataRate(PortRate(o))));
+    disc->SetAttribute("LinkRate", DataRateValue(DataRate(rate_bps)));
     disc->SetAttribute("MaxRate", DataRateValue(DataRate(o.max_rate_bps)));
-    disc->SetAttribute("Seed", UintegerValue(o.seed));
+    disc->SetAttribute("Seed", UintegerValue(seed));
     err = disc->ConfigError();
     if (!err.empty()) {
         Usage(err);
     }
+    return disc;
+}
 
-    RngSeedManager::SetSeed(o.seed);
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(TypeId::LookupByName(o.transport)));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
-                       TimeValue(MilliSeconds(40)));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto",
-                       TimeValue(MicroSeconds(llround(o.min_rto_ms * 1e3))));
-    /* No TIME_WAIT: ns-3 finds a segment's socket by walking a list of
-     * every endpoint of its node, so closed connections that linger make
-     * each packet cost more the longer a run is. */
-    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime",
-                       DoubleValue(0));
+/* SRPT ('srpt'), or else the marking FIFO of the hosts' NICs. */
+Ptr<SrptQueueDisc>
+MakeSrpt(const Options &o, bool srpt)
+{
+    Ptr<SrptQueueDisc> disc = CreateObject<SrptQueueDisc>();
 
-    /* The star: host 0 receives, hosts 1..H send; one link each to the
-     * switch, whose device queues hold one packet so that packets wait in
-     * the queue discs. */
+    disc->SetAttribute("Buffer", UintegerValue(o.buffer));
+    disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
+    if (srpt) {
+        disc->SetOracle(&FlowOf, &BytesLeft);
+    }
+    return disc;
+}
+
+/* The star: host 0 receives, hosts 1..H send; one link each to the switch,
+ * whose device queues hold one packet so that packets wait in the queue
+ * discs.  'disc' goes on the switch's port toward the receiver. */
+void
+BuildStar(const Options &o, Ptr<AwafsQueueDisc> disc)
+{
     NodeContainer sw;
     sw.Create(1);
     g_run.hosts.Create(o.hosts + 1);
@@ -1315,27 +1731,210 @@ main(int argc, char **argv)
     sw.Get(0)->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
         bottleneck, disc);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+}
 
-    /* The receiver accepts every flow on one port. */
-    g_run.listener = Socket::CreateSocket(g_run.hosts.Get(0),
-                                          TcpSocketFactory::GetTypeId());
-    g_run.listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
-    g_run.listener->Listen();
-    g_run.listener->SetAcceptCallback(
-        MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
-        MakeCallback(&OnAccept));
+uint32_t
+Iface(Ptr<NetDevice> dev)
+{
+    return dev->GetNode()->GetObject<Ipv4>()->GetInterfaceForDevice(dev);
+}
 
-    /* Poisson arrivals at 'load' of the rate in flow bytes; every scheme
-     * sees the same flows for the same seed. */
+/* The thesis's leaf-spine (§5.4): L leaves of H hosts each, every leaf
+ * linked to every spine; host i of leaf l is 10.l.i.1, the link of leaf l
+ * and spine s is 11.l.s.0/24.  Every switch port has its own queue disc of
+ * the scheme -- each its own instance of the core (flow table, window,
+ * thresholds), as each port of an OVS switch.  The hosts' NICs, as fast as
+ * their leaf's port, hold a sender's window when its flows share them: they
+ * mark as the switches do (else DCTCP's windows grow until they drop, and a
+ * lost SYN costs a flow 3 s), drop-tail FIFOs of --buffer packets, or SRPT
+ * with srpt (as pFabric's hosts).  Returns the switches' queue discs, leaf
+ * 0's port toward host 0 first, and the hosts' in 'nics'. */
+std::vector<Ptr<QueueDisc>>
+BuildLeafSpine(const Options &o, const std::string &thresholds,
+               EcmpStats *stats, std::vector<Ptr<QueueDisc>> *nics)
+{
+    NodeContainer leaves, spines;
+    std::vector<Ptr<LeafSpineRouting>> leaf_r, spine_r;
+    std::vector<Ptr<QueueDisc>> ports;
+
+    leaves.Create(o.leaves);
+    spines.Create(o.spines);
+    g_run.hosts.Create(o.leaves * o.hosts_per_leaf);
+    InternetStackHelper stack;
+    stack.Install(leaves);
+    stack.Install(spines);
+    stack.Install(g_run.hosts);
+    stats->spine_packets.assign(o.spines, 0);
+
+    /* A switch forwards by its LeafSpineRouting, ahead of the stack's
+     * static and global routing, which hold no routes. */
+    auto router = [&](Ptr<Node> n, bool spine, uint32_t i) {
+        Ptr<LeafSpineRouting> r = CreateObject<LeafSpineRouting>(
+            spine, i, o.ecmp == "packet",
+            (uint32_t) (o.seed * 2654435761u + n->GetId()), stats);
+
+        DynamicCast<Ipv4ListRouting>(
+            n->GetObject<Ipv4>()->GetRoutingProtocol())
+            ->AddRoutingProtocol(r, 10);
+        return r;
+    };
+    for (uint32_t l = 0; l < o.leaves; l++) {
+        leaf_r.push_back(router(leaves.Get(l), false, l));
+    }
+    for (uint32_t s = 0; s < o.spines; s++) {
+        spine_r.push_back(router(spines.Get(s), true, s));
+    }
+    auto port = [&](Ptr<NetDevice> dev, uint64_t rate) {
+        Ptr<QueueDisc> q;
+
+        if (o.scheme == "srpt") {
+            q = MakeSrpt(o, true);
+        } else {
+            q = MakeAwafs(o, thresholds, rate, (o.seed << 20) + ports.size());
+        }
+        dev->GetNode()->GetObject<TrafficControlLayer>()
+            ->SetRootQueueDiscOnDevice(dev, q);
+        ports.push_back(q);
+    };
+
+    PointToPointHelper p2p;
+    p2p.SetChannelAttribute("Delay",
+                            TimeValue(NanoSeconds(llround(o.delay_us * 1e3))));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
+                 QueueSizeValue(QueueSize("1p")));
+    TrafficControlHelper none;
+    Ipv4StaticRoutingHelper statics;
+    char base[32];
+
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(o.rate_bps)));
+    for (uint32_t l = 0; l < o.leaves; l++) {
+        for (uint32_t h = 0; h < o.hosts_per_leaf; h++) {
+            Ptr<Node> host = g_run.hosts.Get(l * o.hosts_per_leaf + h);
+            NetDeviceContainer d = p2p.Install(host, leaves.Get(l));
+            Ipv4AddressHelper a;
+
+            snprintf(base, sizeof base, "10.%u.%u.0", l, h);
+            a.SetBase(base, "255.255.255.0");
+            Ipv4InterfaceContainer ifc = a.Assign(d);
+            g_run.addrs.push_back(ifc.GetAddress(0));
+            /* Assign() installed ns-3's default queue discs. */
+            none.Uninstall(d);
+            nics->push_back(MakeSrpt(o, o.scheme == "srpt"));
+            host->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
+                d.Get(0), nics->back());
+            port(d.Get(1), o.rate_bps);
+            leaf_r[l]->down.push_back({Iface(d.Get(1)), ifc.GetAddress(0)});
+            statics.GetStaticRouting(host->GetObject<Ipv4>())
+                ->SetDefaultRoute(ifc.GetAddress(1), Iface(d.Get(0)));
+        }
+    }
+    p2p.SetDeviceAttribute("DataRate",
+                           DataRateValue(DataRate(o.spine_rate_bps)));
+    for (uint32_t l = 0; l < o.leaves; l++) {
+        for (uint32_t s = 0; s < o.spines; s++) {
+            NetDeviceContainer d = p2p.Install(leaves.Get(l), spines.Get(s));
+            Ipv4AddressHelper a;
+
+            snprintf(base, sizeof base, "11.%u.%u.0", l, s);
+            a.SetBase(base, "255.255.255.0");
+            Ipv4InterfaceContainer ifc = a.Assign(d);
+            none.Uninstall(d);
+            port(d.Get(0), o.spine_rate_bps);
+            port(d.Get(1), o.spine_rate_bps);
+            leaf_r[l]->up.push_back({Iface(d.Get(0)), ifc.GetAddress(1)});
+            spine_r[s]->down.push_back({Iface(d.Get(1)), ifc.GetAddress(0)});
+        }
+    }
+    return ports;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv)
+{
+    Options o = ParseOptions(argc, argv);
+    auto wall0 = std::chrono::steady_clock::now();
+    bool star = o.topology == "star";
+    uint32_t n_hosts = star ? o.hosts : o.leaves * o.hosts_per_leaf;
+    Ptr<AwafsQueueDisc> disc;
+    std::vector<Ptr<QueueDisc>> ports, nics;
+    EcmpStats ecmp;
+    std::string thresholds;
+
+    if (!star && n_hosts < 2) {
+        Usage("the leaf-spine needs two hosts at least");
+    }
+    /* The scheme as the testbed's micro benchmark configures the port
+     * (testbed/micro.py SCHEMES). */
+    thresholds = (o.thresholds.empty() ? Repeat("1000000", o.queues - 1)
+                  : o.thresholds);
+    if (o.scheme == "fifo") {
+        if (!o.thresholds.empty()) {
+            Usage("--thresholds: fifo has none");
+        }
+        thresholds = Repeat("4294967295", o.queues - 1);
+    }
+    if (!o.percentiles.empty() && o.scheme != "awafs") {
+        Usage("--percentiles: only awafs has them");
+    }
+    if (star) {
+        disc = MakeAwafs(o, thresholds, PortRate(o), o.seed);
+    }
+
+    RngSeedManager::SetSeed(o.seed);
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TypeId::LookupByName(o.transport)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+                       TimeValue(MilliSeconds(40)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto",
+                       TimeValue(MicroSeconds(llround(o.min_rto_ms * 1e3))));
+    /* No TIME_WAIT: ns-3 finds a segment's socket by walking a list of
+     * every endpoint of its node, so closed connections that linger make
+     * each packet cost more the longer a run is. */
+    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime",
+                       DoubleValue(0));
+
+    if (star) {
+        BuildStar(o, disc);
+    } else {
+        ports = BuildLeafSpine(o, thresholds, &ecmp, &nics);
+        disc = DynamicCast<AwafsQueueDisc>(ports[0]);
+    }
+
+    /* The receivers accept every flow on one port. */
+    for (uint32_t i = 0; i < (star ? 1 : n_hosts); i++) {
+        Ptr<Socket> l = Socket::CreateSocket(g_run.hosts.Get(i),
+                                             TcpSocketFactory::GetTypeId());
+
+        l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
+        l->Listen();
+        l->SetAcceptCallback(
+            MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
+            MakeCallback(&OnAccept));
+        g_run.listeners.push_back(l);
+    }
+
+    /* Poisson arrivals at 'load' of the capacity in flow bytes -- the
+     * star's bottleneck, or the leaf-spine's host links (senders and
+     * receivers uniform, so each host's link carries 'load' on average);
+     * every scheme sees the same flows for the same seed. */
     std::mt19937_64 gen(o.seed);
     Cdf cdf = o.workload.empty() ? Cdf() : LoadCdf(o.workload);
     double mean_size = (cdf.empty()
                         ? SHORT_SHARE * SHORT + (1 - SHORT_SHARE) * LONG
                         : CdfMean(cdf));
-    std::exponential_distribution<double> gap(o.load * PortRate(o) / 8
+    double capacity = star ? PortRate(o) : (double) n_hosts * o.rate_bps;
+    std::exponential_distribution<double> gap(o.load * capacity / 8
                                               / mean_size);
     std::uniform_real_distribution<double> unit(0, 1);
-    std::uniform_int_distribution<uint32_t> sender(1, o.hosts);
+    std::uniform_int_distribution<uint32_t> sender(star ? 1 : 0,
+                                                   star ? o.hosts
+                                                   : n_hosts - 1);
+    std::uniform_int_distribution<uint32_t> other(0, n_hosts - 2);
     double t = 0;
     for (uint32_t i = 0; i < o.flows; i++) {
         Flow f;
@@ -1349,15 +1948,20 @@ main(int argc, char **argv)
                                                              unit(gen))));
         }
         f.sender = sender(gen);
+        if (!star) {
+            /* Any host but the sender. */
+            f.receiver = other(gen);
+            f.receiver += f.receiver >= f.sender;
+        }
         f.start_s = t;
         g_run.flows.push_back(f);
         Simulator::ScheduleWithContext(g_run.hosts.Get(f.sender)->GetId(),
                                        Seconds(t), &StartFlow, i);
     }
     /* A bound, should TCP never finish: every flow's bytes at a tenth of
-     * the rate after the last arrival. */
+     * the capacity after the last arrival. */
     Simulator::Stop(Seconds(t + 10 + o.flows * mean_size * 8 * 10
-                            / PortRate(o)));
+                            / capacity));
     Simulator::Run();
 
     double sim_s = Simulator::Now().GetSeconds();
@@ -1373,15 +1977,20 @@ main(int argc, char **argv)
     if (!o.flows_csv.empty()) {
         std::ofstream out(o.flows_csv);
 
-        out << "id,size,start_s,fct_ms,sender\n";
+        out << "id,size,start_s,fct_ms,sender" << (star ? "" : ",receiver")
+            << "\n";
         for (const Flow &f : g_run.flows) {
             char line[128];
 
-            snprintf(line, sizeof line, "%u,%" PRIu64 ",%.6f,%s,%u\n", f.id,
+            snprintf(line, sizeof line, "%u,%" PRIu64 ",%.6f,%s,%u", f.id,
                      f.size, f.start_s,
                      f.fct_ms < 0 ? "" : std::to_string(f.fct_ms).c_str(),
                      f.sender);
             out << line;
+            if (!star) {
+                out << "," << f.receiver;
+            }
+            out << "\n";
         }
         if (!out) {
             fprintf(stderr, "awafs-ns3: cannot write %s\n",
@@ -1412,25 +2021,61 @@ main(int argc, char **argv)
     }
 
     uint64_t drops = 0, marks = 0;
-    for (uint32_t q = 0; q < disc->NQueues(); q++) {
-        struct awafs_queue_stats qs;
+    if (star) {
+        for (uint32_t q = 0; q < disc->NQueues(); q++) {
+            struct awafs_queue_stats qs;
 
-        disc->GetQueueStats(q, &qs);
-        drops += qs.drop_packets;
-        marks += qs.ecn_marks;
+            disc->GetQueueStats(q, &qs);
+            drops += qs.drop_packets;
+            marks += qs.ecn_marks;
+        }
+        printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64
+               " access_rate_bps=%" PRIu64 " max_rate_bps=%" PRIu64
+               " load=%g buffer=%u ecn_threshold=%ld seed=%" PRIu64
+               " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
+               "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
+               " marks=%" PRIu64 " sim_s=%.3f wall_s=%.3f\n",
+               o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps,
+               o.access_rate_bps, o.max_rate_bps, o.load,
+               o.buffer, o.ecn_threshold, o.seed, g_run.completed, o.flows,
+               Mean(short_fct), Mean(long_fct),
+               JoinThresholds(disc->Thresholds()).c_str(),
+               disc->Completions(), drops, marks, sim_s, wall_s);
+    } else {
+        uint64_t completions = 0, nic_drops = 0;
+        std::string spine_packets;
+
+        /* Every switch port's; srpt's ports complete no messages. */
+        for (const Ptr<QueueDisc> &q : ports) {
+            Ptr<AwafsQueueDisc> a = DynamicCast<AwafsQueueDisc>(q);
+
+            drops += q->GetStats().nTotalDroppedPackets;
+            marks += q->GetStats().nTotalMarkedPackets;
+            completions += a ? a->Completions() : 0;
+        }
+        for (const Ptr<QueueDisc> &q : nics) {
+            nic_drops += q->GetStats().nTotalDroppedPackets;
+        }
+        for (uint64_t n : ecmp.spine_packets) {
+            spine_packets += (spine_packets.empty() ? "" : ",")
+                             + std::to_string(n);
+        }
+        printf("topology=leaf-spine scheme=%s transport=%s leaves=%u "
+               "spines=%u hosts_per_leaf=%u rate_bps=%" PRIu64
+               " spine_rate_bps=%" PRIu64 " ecmp=%s load=%g buffer=%u "
+               "ecn_threshold=%ld seed=%" PRIu64 " flows=%u/%u "
+               "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
+               "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
+               " host_drops=%" PRIu64 " ports=%zu spine_packets=%s multipath_flows=%u sim_s=%.3f "
+               "wall_s=%.3f\n",
+               o.scheme.c_str(), o.transport.c_str(), o.leaves, o.spines,
+               o.hosts_per_leaf, o.rate_bps, o.spine_rate_bps,
+               o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold, o.seed,
+               g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
+               disc ? JoinThresholds(disc->Thresholds()).c_str() : "",
+               completions, drops, marks, nic_drops, ports.size(),
+               spine_packets.c_str(), ecmp.Multipath(), sim_s, wall_s);
     }
-    printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64
-           " access_rate_bps=%" PRIu64 " max_rate_bps=%" PRIu64 " load=%g "
-           "buffer=%u ecn_threshold=%ld seed=%" PRIu64 " flows=%u/%u "
-           "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
-           "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
-           " sim_s=%.3f wall_s=%.3f\n",
-           o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps,
-           o.access_rate_bps, o.max_rate_bps, o.load,
-           o.buffer, o.ecn_threshold, o.seed, g_run.completed, o.flows,
-           Mean(short_fct), Mean(long_fct),
-           JoinThresholds(disc->Thresholds()).c_str(), disc->Completions(),
-           drops, marks, sim_s, wall_s);
     fflush(stdout);
     Simulator::Destroy();
     return g_run.completed == o.flows ? 0 : 1;
