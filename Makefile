@@ -7,6 +7,7 @@
 #   make eval-report  the report of make eval, again, from its CSVs
 #   make eval-smoke  the reduced micro benchmark of make check, alone
 #   make eval-sim  the micro benchmark on ns-3, the core on a simulated port
+#   make eval-sim-grid  AWAFS, PIAS, FIFO on ns-3's leaf-spine (resumable)
 #   make demo    setup + build + the main job
 #   make bench   setup + build + benchmarks (report in build/bench/)
 #   make fuzz    every fuzz target for 10 M inputs, from tests/fuzz/corpus/
@@ -75,7 +76,7 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
-	eval-smoke eval-sim demo bench fuzz soak check-ovs clean controller \
+	eval-smoke eval-sim eval-sim-grid demo bench fuzz soak check-ovs clean controller \
 	upstream-series deb check-deb ns3
 
 all build: ovs core host-agent controller ns3
@@ -248,6 +249,15 @@ eval-smoke: setup build
 # against the testbed's kept run (about 35 s); build/eval-sim/report.md.
 eval-sim: setup $(BIN)/awafs-ns3
 	$(VENV)/bin/python -m sim.ns3_eval --out $(B)/eval-sim
+
+# The thesis's large-scale comparison on ns-3's leaf-spine (sim/ns3_grid.py):
+# awafs, pias, fifo first, then srpt and auto, four workloads, 50 and 80 %,
+# five seeds of GRID_FLOWS flows; resumable (a kept run is not run again);
+# build/eval-sim-grid/summary.md.  Long: sim/ns3/README.md gives the cost.
+GRID_FLOWS ?= 10000
+eval-sim-grid: setup $(BIN)/awafs-ns3
+	$(VENV)/bin/python -m sim.ns3_grid --out $(B)/eval-sim-grid \
+		--flows $(GRID_FLOWS)
 
 demo: setup build
 	$(VENV)/bin/python -m demo.awafs_demo

@@ -14,6 +14,7 @@ Also the library that runs awafs-ns3 and reads what it writes
 
 import argparse
 import csv
+import gzip
 import statistics
 import subprocess
 import sys
@@ -59,7 +60,9 @@ def parse_summary(line):
         out[key] = value
     done, total = str(out["flows"]).split("/")
     out["completed"], out["flows"] = int(done), int(total)
-    out["thresholds"] = [int(t) for t in str(out["thresholds"]).split(",")]
+    # srpt's ports have none.
+    out["thresholds"] = [int(t) for t in str(out["thresholds"]).split(",")
+                         if t]
     return out
 
 
@@ -67,8 +70,9 @@ def run_ns3(*args, flows_csv=None, trace_csv=None, check=True,
             timeout=600):
     """Runs awafs-ns3 with 'args'; returns its summary (parse_summary())
     with 'rows' (the flows: dicts of id, size, start_s, fct_ms or None,
-    sender) and 'trace' (the rounds: time_s, version, window, load, thr as
-    a list) when their files are given."""
+    sender, and receiver on the leaf-spine) and 'trace' (the rounds:
+    time_s, version, window, load, thr as a list) when their files are
+    given."""
     cmd = [str(NS3), *map(str, args)]
     if flows_csv:
         cmd += ["--flows-csv", str(flows_csv)]
@@ -94,10 +98,17 @@ def read_csv(path):
 
 
 def read_flows(path):
-    rows = read_csv(path)
+    """The flows of a --flows-csv file (gzipped if its name ends .gz)."""
+    if str(path).endswith(".gz"):
+        with gzip.open(path, "rt", newline="") as f:
+            rows = list(csv.DictReader(f))
+    else:
+        rows = read_csv(path)
     for r in rows:
         r["id"], r["size"] = int(r["id"]), int(r["size"])
         r["sender"] = int(r["sender"])
+        if "receiver" in r:
+            r["receiver"] = int(r["receiver"])
         r["start_s"] = float(r["start_s"])
         r["fct_ms"] = float(r["fct_ms"]) if r["fct_ms"] else None
     return rows

@@ -171,3 +171,144 @@ def test_a_bad_argument_is_refused(args, says):
     assert proc.stdout == ""
     assert proc.stderr.startswith("awafs-ns3: ")
     assert says in proc.stderr
+
+
+# ---- The leaf-spine (--topology leaf-spine), small: 2 leaves x 4 hosts,
+# 2 spines, the thesis's rates (10 and 40 Gbit/s), DCTCP (K 65), the micro
+# mix all-to-all at 80 % of the hosts' links.
+
+LEAF_SPINE = ["--topology", "leaf-spine", "--leaves", 2, "--spines", 2,
+              "--hosts-per-leaf", 4, "--transport", "dctcp", "--load", 0.8]
+LS_FLOWS = 60
+LS_SCHEMES = {
+    "fifo": ["--scheme", "fifo"],
+    "static": ["--scheme", "static", "--thresholds", 10240],
+    "pias": ["--scheme", "pias", "--queues", 4,
+             "--thresholds", "10240,100000,500000"],
+    "awafs": ["--scheme", "awafs"],
+    "auto": ["--scheme", "auto"],
+    "srpt": ["--scheme", "srpt"],
+}
+
+
+def spine_packets(run):
+    return [int(n) for n in str(run["spine_packets"]).split(",")]
+
+
+@pytest.fixture(scope="module")
+def ls_runs(tmp_path_factory):
+    """{scheme: run_ns3() summary with rows} on the small leaf-spine."""
+    out = tmp_path_factory.mktemp("ns3-ls")
+    return {name: run_ns3(*LEAF_SPINE, "--flows", LS_FLOWS, "--seed", 2,
+                          *args, flows_csv=out / f"{name}.csv")
+            for name, args in LS_SCHEMES.items()}
+
+
+@pytest.mark.parametrize("scheme", list(LS_SCHEMES))
+def test_leaf_spine_every_flow_completes(ls_runs, scheme):
+    r = ls_runs[scheme]
+    assert r["returncode"] == 0
+    assert r["completed"] == r["flows"] == LS_FLOWS
+    # 8 ports toward the hosts, 2 x 2 x 2 between leaves and spines.
+    assert r["ports"] == 16 and r["ecn_threshold"] == 65
+    for row in r["rows"]:
+        assert row["fct_ms"] is not None, row
+        assert 0 <= row["sender"] < 8 and 0 <= row["receiver"] < 8
+        assert row["sender"] != row["receiver"], row
+    # All-to-all: some flows stay in their leaf, some cross a spine.
+    leaf = {(row["sender"] // 4, row["receiver"] // 4) for row in r["rows"]}
+    assert {(0, 0), (0, 1)} <= leaf or {(1, 1), (1, 0)} <= leaf
+
+
+@pytest.mark.parametrize("scheme", list(LS_SCHEMES))
+def test_ecmp_spreads_flows_but_keeps_each_on_one_spine(ls_runs, scheme):
+    """Both spines carry packets, and no flow direction (five-tuple) was
+    seen by both: per-flow ECMP, as the spines counted it."""
+    r = ls_runs[scheme]
+    assert all(n > 0 for n in spine_packets(r)), r["spine_packets"]
+    assert r["multipath_flows"] == 0
+
+
+def test_packet_spraying_is_seen_by_the_same_count():
+    """--ecmp packet picks a spine per packet: the count that stays 0 with
+    per-flow ECMP sees flows on both spines."""
+    r = run_ns3(*LEAF_SPINE, "--flows", 20, "--scheme", "fifo",
+                "--ecmp", "packet")
+    assert r["completed"] == 20
+    assert r["multipath_flows"] > 0
+
+
+def test_leaf_spine_schemes_see_the_same_flows(ls_runs):
+    arrivals = {name: [(row["size"], row["start_s"], row["sender"],
+                        row["receiver"]) for row in r["rows"]]
+                for name, r in ls_runs.items()}
+    first = arrivals.pop("fifo")
+    assert all(a == first for a in arrivals.values())
+
+
+def test_leaf_spine_srpt_beats_fifo_on_short_flows(ls_runs):
+    assert ls_runs["srpt"]["short_mean_ms"] < ls_runs["fifo"]["short_mean_ms"]
+    # srpt's ports have no thresholds and complete no messages.
+    assert ls_runs["srpt"]["thresholds"] == []
+    assert ls_runs["srpt"]["completions"] == 0
+
+
+def test_leaf_spine_port_learns_the_short_size(tmp_path):
+    """Leaf 0's port toward host 0 (the traced one), its own core: from
+    1000 kB, RefPct 10 of the micro mix it sees is the 10 kB size.  At 1
+    and 4 Gbit/s, with a 200 ms window and 20 ms rounds, so that the port
+    sees enough completions within 400 flows."""
+    r = run_ns3(*LEAF_SPINE, "--rate", "1G", "--spine-rate", "4G",
+                "--flows", 400, "--scheme", "awafs", "--window-ms", 200,
+                "--interval-ms", 20, trace_csv=tmp_path / "trace.csv")
+    assert r["completed"] == 400
+    trace = r["trace"]
+    assert trace[0]["thr"] == [1000000]
+    assert r["thresholds"][0] == pytest.approx(SHORT, rel=WINDOW_ERROR)
+    learnt = [t for t in trace if t["version"] > 0]
+    assert learnt and all(t["thr"][0] == pytest.approx(SHORT,
+                                                       rel=WINDOW_ERROR)
+                          for t in learnt)
+
+
+def test_the_grid_runs_each_point_once(tmp_path):
+    """sim/ns3_grid.py on a tiny leaf-spine: every point runs, its flows
+    kept gzipped; run again, it runs nothing and summarises the same."""
+    from sim import ns3_grid
+
+    args = ["--out", str(tmp_path), "--flows", 20, "--seeds", 2,
+            "--workloads", "cache", "--loads", "0.5",
+            "--schemes", "fifo,awafs",
+            "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
+    ns3_grid.main(list(map(str, args)))
+    kept = sorted(tmp_path.glob("*.csv.gz"))
+    assert [p.name for p in kept] == [
+        f"cache-load50-{s}-seed{n}.csv.gz"
+        for s in ("awafs", "fifo") for n in (1, 2)]
+    mtimes = [p.stat().st_mtime_ns for p in kept]
+    first = (tmp_path / "summary.md").read_text()
+    ns3_grid.main(list(map(str, args)))
+    assert [p.stat().st_mtime_ns for p in kept] == mtimes
+    assert (tmp_path / "summary.md").read_text() == first
+    assert "| cache | 50 % | awafs | 2 | 40/40 |" in first
+    # Another regime in the same folder is refused.
+    with pytest.raises(SystemExit):
+        ns3_grid.main(list(map(str, args[:-1])) + ["--leaves 3"])
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--leaves", "3"], "--leaves is not an option of the star"),
+    (["--topology", "leaf-spine", "--hosts", "3"],
+     "--hosts is not an option of the leaf-spine"),
+    (["--scheme", "srpt"], "srpt: leaf-spine only"),
+    (["--topology", "leaf-spine", "--scheme", "pias"], "needs --thresholds"),
+    (["--topology", "leaf-spine", "--ecmp", "spray"], "--ecmp"),
+    (["--topology", "ring"], "--topology"),
+    (["--topology", "leaf-spine", "--leaves", "1", "--hosts-per-leaf", "1"],
+     "two hosts"),
+])
+def test_a_bad_leaf_spine_argument_is_refused(args, says):
+    proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode == 2, proc
+    assert proc.stdout == "" and says in proc.stderr

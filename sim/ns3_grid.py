@@ -1,0 +1,236 @@
+"""The thesis's large-scale experiments on ns-3 (§5.5): AWAFS against PIAS
+and FIFO on the leaf-spine (build/bin/awafs-ns3 --topology leaf-spine: 9
+leaves x 16 hosts at 10 Gbit/s, 4 spines at 40 Gbit/s, all-to-all, DCTCP
+with K 65, 8 queues on every switch port), one run per point (workload,
+load, scheme, seed), resumable: each finished run's flows are kept in
+OUT as WORKLOAD-loadPCT-SCHEME-seedN.csv.gz with its summary line beside
+it (.txt), and a run whose files exist is not run again.
+
+    python -m sim.ns3_grid --out build/eval-sim-grid    (make eval-sim-grid)
+
+The headline points come first: awafs, pias and fifo at 50 % and 80 % on
+all four workloads, every seed; then srpt (the ideal lower bound) and auto.
+The schemes, as eval/run.py configures the testbed's (§5.5):
+
+- pias: PIAS-NS2's 7 thresholds of the mismatched workload at the load
+  (eval/report.py MISMATCHED: web search runs with data mining's, the
+  others with web search's ... as the thesis), fixed;
+- awafs: RefPct 10, 20, ..., 70 starting from those same thresholds;
+- auto: the FCT model's thresholds, from the same start;
+- fifo: one queue in effect; srpt: pFabric's order with the sizes known.
+
+The summary (OUT/summary.md, also printed) gives per point the mean FCT of
+the short flows (at most 100 kB, as the thesis counts them) pooled over
+the seeds with a 95 % bootstrap interval, and their p99 where at least
+1000 short flows are pooled (else their max)."""
+
+import argparse
+import gzip
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from eval.report import MISMATCHED
+from eval.run import pias_thresholds
+from sim.ns3_eval import NS3, read_flows, run_ns3
+from testbed.workload import workloads_dir
+
+WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
+LOADS = [0.5, 0.8]
+HEADLINE = ["awafs", "pias", "fifo"]
+MORE = ["srpt", "auto"]
+REFPCT = "10,20,30,40,50,60,70"
+SHORT_MAX = 100_000
+BOOTSTRAP = 2000
+P99_MIN = 1000
+
+
+def points(workloads, loads, schemes, seeds):
+    """(workload, load, scheme, seed) in the order they run: the headline
+    schemes first, then the others; within each, point by point (every
+    seed of one point before the next)."""
+    tiers = [[s for s in schemes if s in HEADLINE],
+             [s for s in schemes if s not in HEADLINE]]
+    return [(w, load, s, seed) for tier in tiers if tier
+            for load in loads for w in workloads
+            for seed in seeds for s in tier]
+
+
+def scheme_args(scheme, workload, load):
+    """awafs-ns3's options for 'scheme' on 'workload' at 'load'."""
+    mismatched = MISMATCHED[workload].removeprefix("pias-")
+    thr, _ = pias_thresholds(mismatched, load)
+    if not thr:
+        sys.exit(f"ns3_grid: no PIAS thresholds of {mismatched} at load "
+                 f"{load:g} in {workloads_dir()}")
+    thr = ",".join(map(str, thr))
+    return {"fifo": ["--scheme", "fifo"],
+            "pias": ["--scheme", "pias", "--thresholds", thr],
+            "awafs": ["--scheme", "awafs", "--thresholds", thr,
+                      "--percentiles", REFPCT],
+            "auto": ["--scheme", "auto", "--thresholds", thr],
+            "srpt": ["--scheme", "srpt"]}[scheme]
+
+
+def tag(workload, load, scheme, seed):
+    return f"{workload}-load{round(load * 100)}-{scheme}-seed{seed}"
+
+
+def run_point(out, common, point):
+    """Runs one point unless its files exist; True if it ran."""
+    workload, load, scheme, seed = point
+    name = tag(*point)
+    csv_gz, txt = out / f"{name}.csv.gz", out / f"{name}.txt"
+    if csv_gz.exists() and txt.exists():
+        return False
+    tmp = out / f"{name}.csv.tmp"
+    s = run_ns3(*common, "--workload", workloads_dir() / f"{workload}.cdf",
+                "--load", load, "--seed", seed,
+                *scheme_args(scheme, workload, load), flows_csv=tmp,
+                check=False, timeout=None)
+    # A run whose flows did not all complete is kept too: the summary says
+    # so, and running it again would give the same.
+    with open(tmp, "rb") as f, gzip.open(f"{csv_gz}.tmp", "wb") as g:
+        shutil.copyfileobj(f, g)
+    Path(f"{csv_gz}.tmp").rename(csv_gz)
+    tmp.unlink()
+    txt.write_text(" ".join(f"{k}={v}" for k, v in s.items()
+                            if k not in ("completed", "thresholds"))
+                   + "\n")
+    return True
+
+
+def progress(done, total, ran, elapsed):
+    """One line on stderr: a bar, the runs done, and the time left at the
+    pace of the runs this invocation ran."""
+    width = 30
+    fill = width * done // total if total else width
+    eta = "?"
+    if ran:
+        left = elapsed / ran * (total - done)
+        eta = f"{int(left // 3600)}h{int(left % 3600 // 60):02d}m"
+    print(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} runs, "
+          f"{elapsed / 60:.1f} min, ETA {eta}  ", end="", file=sys.stderr,
+          flush=True)
+
+
+def bootstrap_ci(values, rng, n=BOOTSTRAP):
+    """95 % percentile-bootstrap interval of the mean of 'values'."""
+    v = np.asarray(values)
+    means = rng.choice(v, size=(n, len(v))).mean(axis=1)
+    return np.percentile(means, 2.5), np.percentile(means, 97.5)
+
+
+def summary(out, pts, regime):
+    """The markdown table of every point with at least one finished run."""
+    rng = np.random.default_rng(1)
+    lines = [f"Leaf-spine on ns-3: {regime}.", "",
+             "Short flows: at most 100 kB, pooled over the seeds; the "
+             "interval is a 95 % bootstrap of their mean; p99 where at "
+             f"least {P99_MIN} are pooled, else their max.", "",
+             "| workload | load | scheme | seeds | flows completed | short "
+             "mean FCT (ms) | 95 % CI | short p99 (ms) | long mean FCT (ms) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    groups = {}
+    for w, load, s, seed in pts:
+        groups.setdefault((w, load, s), []).append(seed)
+    for (w, load, s), seeds in groups.items():
+        rows, done, total, n = [], 0, 0, 0
+        for seed in seeds:
+            path = out / f"{tag(w, load, s, seed)}.csv.gz"
+            if not path.exists():
+                continue
+            n += 1
+            flows = read_flows(path)
+            rows += flows
+            total += len(flows)
+            done += sum(r["fct_ms"] is not None for r in flows)
+        if not n:
+            continue
+        short = [r["fct_ms"] for r in rows
+                 if r["fct_ms"] is not None and r["size"] <= SHORT_MAX]
+        long_ = [r["fct_ms"] for r in rows
+                 if r["fct_ms"] is not None and r["size"] > SHORT_MAX]
+        if short:
+            lo, hi = bootstrap_ci(short, rng)
+            tail = (f"{np.percentile(short, 99):.3f}"
+                    if len(short) >= P99_MIN
+                    else f"max {max(short):.3f}")
+            cells = f"{np.mean(short):.3f} | {lo:.3f}-{hi:.3f} | {tail}"
+        else:
+            cells = "- | - | -"
+        lmean = f"{np.mean(long_):.3f}" if long_ else "-"
+        lines.append(f"| {w} | {load * 100:.0f} % | {s} | {n} | "
+                     f"{done}/{total} | {cells} | {lmean} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder of the runs' files and summary.md")
+    ap.add_argument("--flows", type=int, default=10000, help="flows a run")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--loads", default=",".join(map(str, LOADS)))
+    ap.add_argument("--schemes", default=",".join(HEADLINE + MORE))
+    ap.add_argument("--window-ms", type=int, default=1000,
+                    help="W_update (the thesis: 250 ms to 1 s)")
+    ap.add_argument("--interval-ms", type=int, default=200,
+                    help="T_schedule (the thesis's 200 ms)")
+    ap.add_argument("--ns3-args", default="",
+                    help="more options of awafs-ns3, e.g. a smaller "
+                    "'--leaves 3 --hosts-per-leaf 4'")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="run nothing, summarise the runs kept")
+    args = ap.parse_args(argv)
+
+    if not NS3.exists():
+        sys.exit(f"ns3_grid: {NS3} not built (make ns3)")
+    common = ["--topology", "leaf-spine", "--transport", "dctcp",
+              "--queues", 8, "--flows", args.flows,
+              "--window-ms", args.window_ms, "--interval-ms",
+              args.interval_ms, *args.ns3_args.split()]
+    schemes = args.schemes.split(",")
+    for s in schemes:
+        if s not in HEADLINE + MORE:
+            ap.error(f"--schemes: unknown scheme {s}")
+    pts = points(args.workloads.split(","),
+                 [float(x) for x in args.loads.split(",")], schemes,
+                 range(1, args.seeds + 1))
+
+    # The runs kept must be of this command: refuse to mix regimes.
+    args.out.mkdir(parents=True, exist_ok=True)
+    config = args.out / "grid.json"
+    regime_args = [str(a) for a in common]
+    if config.exists():
+        kept = json.loads(config.read_text())
+        if kept != regime_args:
+            sys.exit(f"ns3_grid: {args.out} holds runs of "
+                     f"'{' '.join(kept)}', not '{' '.join(regime_args)}'")
+    else:
+        config.write_text(json.dumps(regime_args) + "\n")
+
+    if not args.summary_only:
+        t0, ran = time.monotonic(), 0
+        done = sum((args.out / f"{tag(*p)}.csv.gz").exists() for p in pts)
+        progress(done, len(pts), ran, 0)
+        for p in pts:
+            if run_point(args.out, common, p):
+                ran += 1
+                done += 1
+                progress(done, len(pts), ran, time.monotonic() - t0)
+        print(file=sys.stderr)
+    regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
+              "--seed S --scheme ...`")
+    text = summary(args.out, pts, regime)
+    (args.out / "summary.md").write_text(text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()
