@@ -13,8 +13,9 @@ all four workloads, every seed; then srpt (the ideal lower bound) and auto.
 The schemes, as eval/run.py configures the testbed's (§5.5):
 
 - pias: PIAS-NS2's 7 thresholds of the mismatched workload at the load
-  (eval/report.py MISMATCHED: web search runs with data mining's, the
-  others with web search's ... as the thesis), fixed;
+  (eval/report.py MISMATCHED, as the thesis: web search runs with data
+  mining's, data mining with web search's, Hadoop and cache with data
+  mining's), fixed;
 - awafs: RefPct 10, 20, ..., 70 starting from those same thresholds;
 - auto: the FCT model's thresholds, from the same start;
 - fifo: one queue in effect; srpt: pFabric's order with the sizes known.
