@@ -305,7 +305,8 @@ awafs_classify(const struct awafs_thresholds *t, uint64_t bytes_sent)
     uint64_t b = bytes_sent - (bytes_sent == UINT64_MAX);
     unsigned int q = 0;
 
-    for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+    /* Only the port's n_queues - 1: a chain of a compare per threshold. */
+    for (uint32_t i = 0; i + 1 < t->n_queues; i++) {
         q += b >= t->thr[i];
     }
     return q;
