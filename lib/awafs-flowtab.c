@@ -173,6 +173,7 @@ struct flow_entry {
     bool aged : 1;              /* Its message aged at least once. */
     bool midstream : 1;         /* The switch did not see its message
                                  * start: the lowest queue. */
+    uint8_t sources[2];         /* Its source's queue-0 buckets. */
     uint32_t carry;             /* Verify: the bytes of the messages before
                                  * this one since the last boundary the
                                  * switch saw itself (saturating), which
@@ -180,11 +181,20 @@ struct flow_entry {
     uint8_t src[16];            /* Source address (limit, weights). */
 };
 
+/* A source's budget for queue 0 (awafs_flowtab_set_queue0_rate()). */
+struct queue0_bucket {
+    int64_t tokens;             /* Bytes x 1e6; may go negative. */
+    int64_t last_us;
+};
+
 struct awafs_flowtab {
     uint32_t mask;
     uint64_t hash_key[2];       /* Secret: 5-tuples cannot be chosen to
                                  * collide with a victim's. */
     struct awafs_srclimit *srclimit;    /* Not owned; NULL: no limit. */
+    uint64_t queue0_rate;       /* Bytes per second a source may send in
+                                 * queue 0; 0: no limit. */
+    struct queue0_bucket queue0[AWAFS_QUEUE0_SOURCES];
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
     uint64_t tardy_limit;       /* 0: tardy flows get no priority. */
     int64_t rto_min_us;         /* Silence before a timeout. */
@@ -256,6 +266,91 @@ awafs_flowtab_set_srclimit(struct awafs_flowtab *t,
                            struct awafs_srclimit *limit)
 {
     t->srclimit = limit;
+}
+
+void
+awafs_flowtab_set_queue0_rate(struct awafs_flowtab *t, uint64_t rate)
+{
+    t->queue0_rate = rate;
+    for (int i = 0; i < AWAFS_QUEUE0_SOURCES; i++) {
+        t->queue0[i].tokens = AWAFS_QUEUE0_BURST * 1000000LL;
+        t->queue0[i].last_us = INT64_MIN;
+    }
+}
+
+/* The two queue-0 buckets of source address 'src' into 'sources', by a
+ * keyed hash, so that no sender can pick an address that shares another's:
+ * as awafs_srclimit_allow()'s, a source is refused only when both are
+ * empty, so one that shares a bucket with a busy source still gets its
+ * rate unless it shares both. */
+static void
+queue0_sources(const struct awafs_flowtab *t, const uint8_t src[16],
+               uint8_t sources[2])
+{
+    uint64_t h = awafs_siphash(t->hash_key, src, 16, AWAFS_FLOWTAB_SIP_C,
+                               AWAFS_FLOWTAB_SIP_D);
+
+    sources[0] = h % AWAFS_QUEUE0_SOURCES;
+    sources[1] = (h >> 32) % AWAFS_QUEUE0_SOURCES;
+}
+
+/* Brings queue-0 bucket 'b' of 't' up to 'now_us'. */
+static void
+queue0_refill(const struct awafs_flowtab *t, struct queue0_bucket *b,
+              int64_t now_us)
+{
+    int64_t burst = AWAFS_QUEUE0_BURST * 1000000LL;
+
+    if (b->last_us == INT64_MIN || now_us - b->last_us >= 1000000) {
+        b->tokens = burst;      /* A second idle refills any bucket. */
+        b->last_us = now_us;
+    } else if (now_us > b->last_us) {
+        /* Bytes x 1e6: bytes per second times microseconds. */
+        b->tokens += (now_us - b->last_us) * (int64_t) t->queue0_rate;
+        b->tokens = b->tokens < burst ? b->tokens : burst;
+        b->last_us = now_us;
+    }
+}
+
+/* Charges 'bytes' in queue 0 to the source of 'e' at 'now_us'.  Returns
+ * false if that source is beyond its rate; a segment may start while any
+ * of its budget is left, and the debt is at most a burst. */
+static bool
+queue0_allows(struct awafs_flowtab *t, const struct flow_entry *e,
+              uint32_t bytes, int64_t now_us)
+{
+    struct queue0_bucket *a = &t->queue0[e->sources[0]];
+    struct queue0_bucket *b = &t->queue0[e->sources[1]];
+    int64_t floor = -AWAFS_QUEUE0_BURST * 1000000LL;
+    int64_t cost = (int64_t) bytes * 1000000;
+
+    queue0_refill(t, a, now_us);
+    if (b != a) {
+        queue0_refill(t, b, now_us);
+    }
+    if (a->tokens <= 0 && b->tokens <= 0) {
+        return false;
+    }
+    a->tokens = a->tokens - cost > floor ? a->tokens - cost : floor;
+    if (b != a) {
+        b->tokens = b->tokens - cost > floor ? b->tokens - cost : floor;
+    }
+    return true;
+}
+
+/* Whether the segment parsed into 'h' of flow 'e' may go to queue 0 at
+ * 'now_us': a byte-free one always (awafs_byte_free_queue() rules them),
+ * one with data while its source's budget lasts. */
+static bool
+queue0_ok(struct awafs_flowtab *t, const struct flow_entry *e,
+          const struct awafs_hdr *h, int64_t now_us)
+{
+    if (!t->queue0_rate || !h->payload_len
+        || queue0_allows(t, e, h->payload_len, now_us)) {
+        return true;
+    }
+    t->stats.queue0_limited++;
+    return false;
 }
 
 void
@@ -539,13 +634,13 @@ policed_type(struct awafs_flowtab *t, uint32_t word)
 #define QUEUE_BY_COUNT (-1)     /* By the message's count (the caller). */
 #define QUEUE_LOWEST (-2)       /* The lowest queue. */
 
-/* A segment 'h' of the closed connection of 'e': data within the message
- * its FIN or RST ended keeps that message's queue; any other data, which
- * the receiver would not take, the lowest.  Returns the queue (or
- * QUEUE_LOWEST). */
+/* A segment 'h' at 'now_us' of the closed connection of 'e': data within
+ * the message its FIN or RST ended keeps that message's queue (queue 0
+ * within its source's budget); any other data, which the receiver would
+ * not take, the lowest.  Returns the queue (or QUEUE_LOWEST). */
 static int
 late_segment(struct awafs_flowtab *t, struct flow_entry *e,
-             const struct awafs_hdr *h)
+             const struct awafs_hdr *h, int64_t now_us)
 {
     uint32_t end = h->seq + h->payload_len;
 
@@ -554,7 +649,8 @@ late_segment(struct awafs_flowtab *t, struct flow_entry *e,
     }
     if ((int32_t) (end - e->end) <= 0
         && (uint32_t) (e->end - h->seq) <= e->last_size) {
-        return e->queue;
+        return (e->queue || queue0_ok(t, e, h, now_us) ? e->queue
+                                                       : QUEUE_LOWEST);
     }
     t->stats.late_refused++;
     return QUEUE_LOWEST;
@@ -586,6 +682,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     if (is_new) {
         e->tag = hash;
         memcpy(e->src, key->src, sizeof e->src);
+        queue0_sources(t, key->src, e->sources);
         e->used = true;
         e->closed = false;
         e->psh = false;
@@ -603,7 +700,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
             /* A late segment of a finished connection. */
             e->last_us = now_us;
             r->bytes_sent = 0;
-            *queue = late_segment(t, e, h);
+            *queue = late_segment(t, e, h, now_us);
             return NULL;
         }
         e->closed = false;
@@ -763,7 +860,8 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         r->queue = lowest;
         return;
     }
-    if (e->tardy && r->bytes_sent < t->tardy_limit) {
+    if (e->tardy && r->bytes_sent < t->tardy_limit
+        && (!lowest || queue0_ok(t, e, h, now_us))) {
         /* Above its message's queue on purpose: what it lost first. */
         t->stats.tardy_packets++;
         r->queue = 0;
@@ -778,6 +876,9 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     if (q < e->queue) {
         q = e->queue;
         t->stats.held_down++;
+    }
+    if (!q && lowest && !queue0_ok(t, e, h, now_us)) {
+        q = 1;                  /* For the rest of its message. */
     }
     if (msg_bytes(e) || e->closed) {
         e->queue = q;           /* Not if this segment ended its message. */

@@ -624,6 +624,8 @@ struct awafs_flowtab_stats {
                                  * declared size instead. */
     uint64_t limited;           /* Completions over their source's limit
                                  * (awafs_flowtab_set_srclimit()). */
+    uint64_t queue0_limited;    /* Segments sent to queue 1 because their
+                                 * source was over its queue-0 rate. */
 };
 
 struct awafs_flowtab;
@@ -642,6 +644,20 @@ struct awafs_flowtab *awafs_flowtab_create_keyed(uint32_t capacity,
  * stats and of awafs_srclimit_limited()). */
 void awafs_flowtab_set_srclimit(struct awafs_flowtab *,
                                 struct awafs_srclimit *limit);
+/* Every message starts in queue 0, so a source that opens message after
+ * message (loops of tiny connections) would own the top of a strict-
+ * priority port.  With a nonzero 'rate' (bytes per second), each source
+ * may send that much payload in queue 0, with a burst of
+ * AWAFS_QUEUE0_BURST bytes; a segment of a source beyond it goes to queue
+ * 1, and its message stays there, counted in 'queue0_limited'.  Each
+ * source has two of AWAFS_QUEUE0_SOURCES buckets, by a keyed hash of its
+ * address (docs/design.md, "Queue 0 per source").  Refills every
+ * bucket. */
+#define AWAFS_QUEUE0_SOURCES 256
+#define AWAFS_QUEUE0_BURST 65536
+/* The share of a port's rate the switch gives each source in queue 0. */
+#define AWAFS_QUEUE0_SHARE 4
+void awafs_flowtab_set_queue0_rate(struct awafs_flowtab *, uint64_t rate);
 /* The first slot 'key' probes (for tests). */
 uint32_t awafs_flowtab_slot(const struct awafs_flowtab *,
                             const struct awafs_flow_key *key);

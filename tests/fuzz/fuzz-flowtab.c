@@ -117,6 +117,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     awafs_flowtab_set_srclimit(t, limit);
     awafs_byte_free_init(&budget, 125000, 1000000, 0);
     awafs_flowtab_set_tardy(t, tardy_limits[size % 3]);
+    /* A queue-0 budget per source one time in two. */
+    awafs_flowtab_set_queue0_rate(t, size % 2 ? 100000 : 0);
     /* Short timeouts on the fuzzer's clock; aging on two times in three. */
     if (!awafs_flowtab_set_aging(t, 1000, size % 3 ? 1 + size % 5 : 0,
                                  size % 3 ? 10 : 0)) {

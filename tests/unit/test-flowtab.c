@@ -1076,6 +1076,88 @@ test_completions_limited_per_source(void **state)
     awafs_srclimit_destroy(l);
 }
 
+/* The segment of 'len' bytes at 'seq' of flow 'sport' from source
+ * 'src' (its last address byte) at 'now'. */
+static struct awafs_flow_result
+seg_from(struct awafs_flowtab *t, uint8_t src, uint16_t sport, uint32_t seq,
+         uint32_t len, uint8_t flags, int64_t now)
+{
+    struct awafs_flow_key k = key(sport);
+    struct awafs_hdr h = { .seq = seq, .payload_len = len,
+                           .tcp_flags = flags };
+    struct awafs_flow_result r;
+
+    k.src[3] = src;
+    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &thr, &r);
+    return r;
+}
+
+/* A source opening connection after connection, each 1000 bytes and a FIN,
+ * at 10 MB/s: queue 0 takes its burst and its rate of 1 MB/s, the rest
+ * goes to queue 1, while another source's message keeps queue 0. */
+static void
+test_queue0_limited_per_source(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(4096, 1);
+    struct awafs_flowtab_stats st;
+    int top = 0, honest_top = 0;
+
+    (void) state;
+    awafs_flowtab_set_queue0_rate(t, 1000000);
+    for (int i = 0; i < 1000; i++) {
+        int64_t now = i * 100;
+        uint16_t sport = 1000 + i;
+
+        seg_from(t, 1, sport, 0, 0, 0x02, now);
+        top += seg_from(t, 1, sport, 1, 1000, PSH_ACK, now).queue == 0;
+        seg_from(t, 1, sport, 1001, 0, FIN | 0x10, now);
+        if (i >= 500 && i < 510) {
+            /* An honest 10 kB message from 10.0.0.9 meanwhile. */
+            if (i == 500) {
+                seg_from(t, 9, 7, 0, 0, 0x02, now);
+            }
+            honest_top += seg_from(t, 9, 7, 1 + (i - 500) * 1000, 1000,
+                                   PSH_ACK, now).queue == 0;
+        }
+    }
+    /* 65,536 bytes of burst and 1 MB/s for 0.1 s: 166 segments, and one
+     * more while any budget is left. */
+    assert_in_range(top, 160, 170);
+    assert_int_equal(honest_top, 10);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.queue0_limited, 1000 - top);
+
+    /* A message over the budget stays in queue 1 although the budget
+     * refills; after a second of silence the source starts again in
+     * queue 0. */
+    seg_from(t, 1, 5, 0, 0, 0x02, 100000);
+    assert_int_equal(seg_from(t, 1, 5, 1, 1000, PSH_ACK, 100000).queue, 1);
+    assert_int_equal(seg_from(t, 1, 5, 1001, 1000, PSH_ACK, 150000).queue, 1);
+    seg_from(t, 1, 6, 0, 0, 0x02, 1200000);
+    assert_int_equal(seg_from(t, 1, 6, 1, 1000, PSH_ACK, 1200000).queue, 0);
+    awafs_flowtab_destroy(t);
+}
+
+/* The tail of a closed message, sent again and again, keeps queue 0 only
+ * within its source's budget: then the lowest queue. */
+static void
+test_queue0_limits_resent_tails(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    int top = 0;
+
+    (void) state;
+    awafs_flowtab_set_queue0_rate(t, 1000);
+    seg_from(t, 1, 1, 0, 0, 0x02, 0);
+    assert_int_equal(seg_from(t, 1, 1, 1, 1000, FIN | PSH_ACK, 0).queue, 0);
+    for (int i = 1; i <= 100; i++) {
+        top += seg_from(t, 1, 1, 1, 1000, FIN | PSH_ACK, i).queue == 0;
+    }
+    /* The burst, 65,536 bytes, less the first 1000: 65 more. */
+    assert_int_equal(top, 65);
+    awafs_flowtab_destroy(t);
+}
+
 /* Everything that tells two flows apart is in the key: the same 5-tuple
  * on two VLANs is two flows. */
 static void
@@ -1172,6 +1254,8 @@ AWAFS_UNIT_MAIN(flowtab)
         cmocka_unit_test(test_kappa_per_flow),
         cmocka_unit_test(test_hash_is_keyed),
         cmocka_unit_test(test_tardy_flows),
+        cmocka_unit_test(test_queue0_limited_per_source),
+        cmocka_unit_test(test_queue0_limits_resent_tails),
         cmocka_unit_test(test_siphash_reference_vectors),
         cmocka_unit_test(test_forged_fin_and_rst_are_ignored),
         cmocka_unit_test(test_syn_on_an_open_connection_is_ignored),
