@@ -188,9 +188,10 @@ struct awafs_txq {
     uint64_t pinned[AWAFS_MAX_QUEUES];  /* Packets a set_queue action put. */
     uint64_t type_packets[3];           /* Karuna: by enum awafs_flow_type. */
     uint64_t karuna_oversize;           /* Sent more than their size. */
-    struct awafs_tb byte_free;          /* Byte-free segments' budget, */
-    uint64_t link_rate;                 /* from max-rate or this (bytes/s) */
-    int byte_free_share;                /* divided by this. */
+    struct awafs_tb byte_free;          /* Byte-free segments' budget. */
+    uint64_t link_rate;                 /* Without max-rate (bytes/s). */
+    int byte_free_share;                /* Instances that share the port's
+                                         * budgets (byte-free, queue 0). */
     uint64_t byte_free_over;            /* Beyond it: the lowest queue. */
     uint64_t padded;                    /* Padded frames: the lowest queue. */
 
@@ -762,16 +763,23 @@ awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq)
     return tq->credit;
 }
 
-/* Sets the byte-free segments' budget of instance 'tq' for parameters 'p':
- * its share of the port's (awafs_byte_free_queue()). */
+/* Sets the budgets of instance 'tq' for parameters 'p', each its share of
+ * the port's: byte-free segments' (awafs_byte_free_queue()) and, with a
+ * flow table, each source's in queue 0. */
 static void
-awafs_txq_init_byte_free(struct awafs_txq *tq,
-                         const struct awafs_qos_params *p)
+awafs_txq_init_budgets(struct awafs_txq *tq,
+                       const struct awafs_qos_params *p)
 {
     uint64_t rate = p->max_rate ? p->max_rate / 8 : tq->link_rate;
 
     awafs_byte_free_init(&tq->byte_free, rate / tq->byte_free_share,
                          rte_get_tsc_hz(), rte_get_tsc_cycles());
+    if (tq->flows) {
+        /* An unknown link speed as 10 Gb/s, as awafs_byte_free_init(). */
+        awafs_flowtab_set_queue0_rate(
+            tq->flows, (rate ? rate : 10000000000ULL / 8)
+                       / tq->byte_free_share / AWAFS_QUEUE0_SHARE);
+    }
 }
 
 /* Applies the datapath parameters 'dp' to instance 'tq', if it has not. */
@@ -786,7 +794,7 @@ awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
     tq->params_seq = dp->seq;
     awafs_sched_set_ecn(tq->sched, p->ecn_threshold, p->ecn_per_queue);
     awafs_sched_set_max_wait(tq->sched, awafs_us_to_ticks(p->max_wait_us));
-    awafs_txq_init_byte_free(tq, p);
+    awafs_txq_init_budgets(tq, p);
     if (tq->flows) {
         awafs_flowtab_set_tardy(tq->flows, awafs_tardy_limit(p));
         awafs_qos_set_aging(tq->flows, p);
@@ -1397,6 +1405,7 @@ static const struct {
     AWAFS_FT("gaps-trimmed", gaps_trimmed),
     AWAFS_FT("host-boundaries", host_boundaries),
     AWAFS_FT("deadlines-refused", deadlines_refused),
+    AWAFS_FT("queue0-limited", queue0_limited),
 #undef AWAFS_FT
 };
 

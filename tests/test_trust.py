@@ -216,6 +216,40 @@ def test_loops_hold_a_sources_share_of_the_window(sw, trust, weight):
         assert abs(threshold - 10000) <= 10000 / 128
 
 
+@pytest.mark.parametrize("trust", SWITCHED)
+def test_new_connections_take_queue_0_only_within_a_source_budget(sw, trust):
+    """Every message starts in queue 0, so loops of new connections would
+    own the top of the port: 300 connections from 10.0.0.66, each a SYN
+    and 1000 bytes with FIN, through a port shaped to 8 Mb/s.  Each source
+    may send a quarter of the rate (250,000 bytes a second) and 64 KiB of
+    burst in queue 0: about 70 of the 300 segments go there, the rest to
+    queue 1 (the landed tree put all 300 in queue 0).  Then an honest
+    10,000-byte message from 10.0.0.1 is classified as it would be alone:
+    its SYN and the three segments below the 3000-byte threshold in queue
+    0, the other seven in queue 1."""
+    static_2q(sw, trust, buffer=4096, **{"max-rate": 8000000})
+    frames = []
+    for i in range(300):
+        frames += [syn(sport=7000 + i, src="10.0.0.66"),
+                   data(0, sport=7000 + i, flags="FPA", src="10.0.0.66")]
+    t0 = sw.play(frames, rate=20000)
+    time.sleep(0.5)
+    details, enq = counts(sw)
+    elapsed = time.time() - t0
+    limited = int(details["queue0-limited"])
+    # Queue 0 holds the 300 SYNs (byte-free, within their budget) and the
+    # data the liar's budget let through; queue 1 the rest of its data.
+    assert enq[0] - 300 <= (65536 + 250000 * elapsed) / 1000 + 1
+    assert limited == enq[1] >= 300 - (65536 + 250000 * elapsed) / 1000 - 1
+    before = enq
+    sw.play([syn(sport=9000, src="10.0.0.1")]
+            + [data(1000 * k, sport=9000, src="10.0.0.1",
+                    flags="FPA" if k == 9 else "A") for k in range(10)],
+            rate=20000)
+    time.sleep(0.2)
+    assert delta(before, counts(sw)[1]) == [4, 7]
+
+
 # ---- attack 3: verify mode's reports ----------------------------------------
 
 def test_verify_reports_do_not_restart_a_bulk_flow(sw):
