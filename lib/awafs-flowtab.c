@@ -340,13 +340,16 @@ queue0_allows(struct awafs_flowtab *t, const struct flow_entry *e,
 
 /* Whether the segment parsed into 'h' of flow 'e' may go to queue 0 at
  * 'now_us': a byte-free one always (awafs_byte_free_queue() rules them),
- * one with data while its source's budget lasts. */
+ * one with data while its source's budget lasts, charged its frame up to
+ * the end of its IP packet (its payload if the parse did not say), so
+ * that segments of one byte cost what they take of the link. */
 static bool
 queue0_ok(struct awafs_flowtab *t, const struct flow_entry *e,
           const struct awafs_hdr *h, int64_t now_us)
 {
     if (!t->queue0_rate || !h->payload_len
-        || queue0_allows(t, e, h->payload_len, now_us)) {
+        || queue0_allows(t, e, h->ip_end ? h->ip_end : h->payload_len,
+                         now_us)) {
         return true;
     }
     t->stats.queue0_limited++;

@@ -647,7 +647,8 @@ void awafs_flowtab_set_srclimit(struct awafs_flowtab *,
 /* Every message starts in queue 0, so a source that opens message after
  * message (loops of tiny connections) would own the top of a strict-
  * priority port.  With a nonzero 'rate' (bytes per second), each source
- * may send that much payload in queue 0, with a burst of
+ * may send that much in queue 0 (segments with data, each charged its
+ * frame up to the end of its IP packet), with a burst of
  * AWAFS_QUEUE0_BURST bytes; a segment of a source beyond it goes to queue
  * 1, and its message stays there, counted in 'queue0_limited'.  Each
  * source has two of AWAFS_QUEUE0_SOURCES buckets, by a keyed hash of its

@@ -1158,6 +1158,33 @@ test_queue0_limits_resent_tails(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* Segments of one byte are charged their frames: of 2000 loops of SYN, one
+ * byte and FIN, each 55 bytes up to the end of its IP packet, queue 0
+ * takes the burst's 65,536 bytes and no more. */
+static void
+test_queue0_charges_frames(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(4096, 1);
+    struct awafs_flow_key k = key(0);
+    int top = 0;
+
+    (void) state;
+    awafs_flowtab_set_queue0_rate(t, 1000);
+    for (int i = 0; i < 2000; i++) {
+        struct awafs_hdr h = { .seq = 0, .tcp_flags = 0x02, .ip_end = 54 };
+        struct awafs_flow_result r;
+
+        k.sport = 1000 + i;
+        awafs_flowtab_update(t, &k, &h, false, i, IDLE, &thr, &r);
+        h = (struct awafs_hdr) { .seq = 1, .payload_len = 1, .ip_end = 55,
+                                 .tcp_flags = FIN | PSH_ACK };
+        awafs_flowtab_update(t, &k, &h, false, i, IDLE, &thr, &r);
+        top += r.queue == 0;
+    }
+    assert_int_equal(top, 65536 / 55 + 1);
+    awafs_flowtab_destroy(t);
+}
+
 /* Everything that tells two flows apart is in the key: the same 5-tuple
  * on two VLANs is two flows. */
 static void
@@ -1256,6 +1283,7 @@ AWAFS_UNIT_MAIN(flowtab)
         cmocka_unit_test(test_tardy_flows),
         cmocka_unit_test(test_queue0_limited_per_source),
         cmocka_unit_test(test_queue0_limits_resent_tails),
+        cmocka_unit_test(test_queue0_charges_frames),
         cmocka_unit_test(test_siphash_reference_vectors),
         cmocka_unit_test(test_forged_fin_and_rst_are_ignored),
         cmocka_unit_test(test_syn_on_an_open_connection_is_ignored),
