@@ -848,6 +848,8 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     struct flow_entry *e = count_segment(t, key, h, host_reports, now_us,
                                          idle_us, r, &forced);
     unsigned int lowest = thr->n_queues ? thr->n_queues - 1 : 0;
+    bool over_budget = false;   /* Its source's queue-0 budget refused
+                                 * it, and counted it. */
     uint64_t count;
     unsigned int q;
 
@@ -863,12 +865,15 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         r->queue = lowest;
         return;
     }
-    if (e->tardy && r->bytes_sent < t->tardy_limit
-        && (!lowest || queue0_ok(t, e, h, now_us))) {
-        /* Above its message's queue on purpose: what it lost first. */
-        t->stats.tardy_packets++;
-        r->queue = 0;
-        return;
+    if (e->tardy && r->bytes_sent < t->tardy_limit) {
+        if (!lowest || queue0_ok(t, e, h, now_us)) {
+            /* Above its message's queue on purpose: what it lost
+             * first. */
+            t->stats.tardy_packets++;
+            r->queue = 0;
+            return;
+        }
+        over_budget = true;
     }
     /* A message never moves up: when the thresholds rise (or a segment is
      * sent again), its later segments would overtake its own queued ones.
@@ -880,7 +885,7 @@ awafs_flowtab_update(struct awafs_flowtab *t,
         q = e->queue;
         t->stats.held_down++;
     }
-    if (!q && lowest && !queue0_ok(t, e, h, now_us)) {
+    if (!q && lowest && (over_budget || !queue0_ok(t, e, h, now_us))) {
         q = 1;                  /* For the rest of its message. */
     }
     if (msg_bytes(e) || e->closed) {

@@ -1158,6 +1158,36 @@ test_queue0_limits_resent_tails(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* A tardy flow (TFS) of a source beyond its queue-0 budget goes by its
+ * count, to queue 1, and its segment is refused once. */
+static void
+test_queue0_limits_tardy_flows(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(64, 1);
+    struct awafs_flowtab_stats st;
+    uint64_t before;
+
+    (void) state;
+    awafs_flowtab_set_queue0_rate(t, 1000);
+    awafs_flowtab_set_tardy(t, UINT64_MAX);
+    seg_from(t, 1, 2, 0, 0, 0x02, 0);
+    assert_int_equal(seg_from(t, 1, 2, 1, 1000, PSH_ACK, 0).queue, 0);
+    /* Another flow of the source takes the rest of the budget. */
+    seg_from(t, 1, 1, 0, 0, 0x02, 0);
+    for (int i = 0; i < 70; i++) {
+        seg_from(t, 1, 1, 1 + i * 1000, 1000, PSH_ACK, 0);
+    }
+    awafs_flowtab_get_stats(t, &st);
+    before = st.queue0_limited;
+    assert_true(before > 0);
+    /* The first flow's segment sent again: tardy, beyond the budget. */
+    assert_int_equal(seg_from(t, 1, 2, 1, 1000, PSH_ACK, 0).queue, 1);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.queue0_limited, before + 1);
+    assert_int_equal(st.tardy_packets, 0);
+    awafs_flowtab_destroy(t);
+}
+
 /* Segments of one byte are charged their frames: of 2000 loops of SYN, one
  * byte and FIN, each 55 bytes up to the end of its IP packet, queue 0
  * takes the burst's 65,536 bytes and no more. */
@@ -1284,6 +1314,7 @@ AWAFS_UNIT_MAIN(flowtab)
         cmocka_unit_test(test_queue0_limited_per_source),
         cmocka_unit_test(test_queue0_limits_resent_tails),
         cmocka_unit_test(test_queue0_charges_frames),
+        cmocka_unit_test(test_queue0_limits_tardy_flows),
         cmocka_unit_test(test_siphash_reference_vectors),
         cmocka_unit_test(test_forged_fin_and_rst_are_ignored),
         cmocka_unit_test(test_syn_on_an_open_connection_is_ignored),
