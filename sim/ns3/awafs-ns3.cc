@@ -1682,6 +1682,20 @@ MakeSrpt(const Options &o, bool srpt)
     return disc;
 }
 
+/* Point-to-point links of 'o.delay_us' whose device queues hold one
+ * packet, so that packets wait in the queue discs. */
+static PointToPointHelper
+Links(const Options &o)
+{
+    PointToPointHelper p2p;
+
+    p2p.SetChannelAttribute("Delay",
+                            TimeValue(NanoSeconds(llround(o.delay_us * 1e3))));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
+                 QueueSizeValue(QueueSize("1p")));
+    return p2p;
+}
+
 /* The star: host 0 receives, hosts 1..H send; one link each to the switch,
  * whose device queues hold one packet so that packets wait in the queue
  * discs.  'disc' goes on the switch's port toward the receiver. */
@@ -1695,11 +1709,7 @@ BuildStar(const Options &o, Ptr<AwafsQueueDisc> disc)
     stack.Install(sw);
     stack.Install(g_run.hosts);
 
-    PointToPointHelper p2p;
-    p2p.SetChannelAttribute("Delay",
-                            TimeValue(NanoSeconds(llround(o.delay_us * 1e3))));
-    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
-                 QueueSizeValue(QueueSize("1p")));
+    PointToPointHelper p2p = Links(o);
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
                           QueueSizeValue(QueueSize("1000p")));
@@ -1797,11 +1807,7 @@ BuildLeafSpine(const Options &o, const std::string &thresholds,
         ports.push_back(q);
     };
 
-    PointToPointHelper p2p;
-    p2p.SetChannelAttribute("Delay",
-                            TimeValue(NanoSeconds(llround(o.delay_us * 1e3))));
-    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
-                 QueueSizeValue(QueueSize("1p")));
+    PointToPointHelper p2p = Links(o);
     TrafficControlHelper none;
     Ipv4StaticRoutingHelper statics;
     char base[32];
