@@ -126,13 +126,17 @@ def bootstrap_ci(values, rng, n=BOOTSTRAP):
     return np.percentile(means, 2.5), np.percentile(means, 97.5)
 
 
-def summary(out, pts, regime):
-    """The markdown table of every point with at least one finished run."""
+def summary(out, pts, regime, warmup_s=0.0):
+    """The markdown table of every point with at least one finished run,
+    of the flows that started 'warmup_s' or later into their run."""
     rng = np.random.default_rng(1)
     lines = [f"Leaf-spine on ns-3: {regime}.", "",
              "Short flows: at most 100 kB, pooled over the seeds; the "
              "interval is a 95 % bootstrap of their mean; p99 where at "
              f"least {P99_MIN} are pooled, else their max.", "",
+             *([f"Flows that started in a run's first {warmup_s:g} s "
+                "(while the thresholds learn from the first window) are "
+                "left out.", ""] if warmup_s else []),
              "| workload | load | scheme | seeds | flows completed | short "
              "mean FCT (ms) | 95 % CI | short p99 (ms) | long mean FCT (ms) |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -146,7 +150,7 @@ def summary(out, pts, regime):
             if not path.exists():
                 continue
             n += 1
-            flows = read_flows(path)
+            flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s]
             rows += flows
             total += len(flows)
             done += sum(r["fct_ms"] is not None for r in flows)
@@ -188,6 +192,9 @@ def main(argv=None):
                     "'--leaves 3 --hosts-per-leaf 4'")
     ap.add_argument("--summary-only", action="store_true",
                     help="run nothing, summarise the runs kept")
+    ap.add_argument("--warmup-s", type=float, default=0.0,
+                    help="leave out of the summary the flows that started "
+                    "this early in their run")
     args = ap.parse_args(argv)
 
     if not NS3.exists():
@@ -228,7 +235,7 @@ def main(argv=None):
         print(file=sys.stderr)
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
-    text = summary(args.out, pts, regime)
+    text = summary(args.out, pts, regime, args.warmup_s)
     (args.out / "summary.md").write_text(text)
     print(text, end="")
 
