@@ -545,7 +545,7 @@ awafs_byte_free_init(struct awafs_tb *budget, uint64_t rate, uint64_t hz,
                      uint64_t now)
 {
     if (!rate) {
-        rate = 10000000000ULL / 8;
+        rate = AWAFS_UNKNOWN_PORT_RATE;
     }
     awafs_tb_init(budget, rate / AWAFS_BYTE_FREE_SHARE ? rate
                   / AWAFS_BYTE_FREE_SHARE : 1, AWAFS_BYTE_FREE_BURST, hz, now);

@@ -469,8 +469,12 @@ void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
 #define AWAFS_BYTE_FREE_SHARE 16
 #define AWAFS_BYTE_FREE_BURST 65536
 
-/* Sets up 'budget' for a port of 'rate' bytes per second (0: unknown, taken
- * as 10 Gb/s) on a clock of 'hz' ticks per second. */
+/* The rate a port's budgets take when its link speed is unknown: 10 Gb/s,
+ * in bytes per second. */
+#define AWAFS_UNKNOWN_PORT_RATE (10000000000ULL / 8)
+
+/* Sets up 'budget' for a port of 'rate' bytes per second (0: unknown,
+ * AWAFS_UNKNOWN_PORT_RATE) on a clock of 'hz' ticks per second. */
 void awafs_byte_free_init(struct awafs_tb *budget, uint64_t rate,
                           uint64_t hz, uint64_t now);
 /* The queue of a byte-free segment in a frame of 'len' bytes at 'now', of

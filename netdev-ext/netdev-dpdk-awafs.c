@@ -775,9 +775,8 @@ awafs_txq_init_budgets(struct awafs_txq *tq,
     awafs_byte_free_init(&tq->byte_free, rate / tq->byte_free_share,
                          rte_get_tsc_hz(), rte_get_tsc_cycles());
     if (tq->flows) {
-        /* An unknown link speed as 10 Gb/s, as awafs_byte_free_init(). */
         awafs_flowtab_set_queue0_rate(
-            tq->flows, (rate ? rate : 10000000000ULL / 8)
+            tq->flows, (rate ? rate : AWAFS_UNKNOWN_PORT_RATE)
                        / tq->byte_free_share / AWAFS_QUEUE0_SHARE);
     }
 }
