@@ -32,18 +32,29 @@ key(uint16_t sport)
     return k;
 }
 
-/* A segment that acknowledges 'ack' and reports nothing. */
+/* A segment of flow 'sport' from 10.0.0.'src' that acknowledges 'ack'
+ * and reports nothing. */
 static struct awafs_flow_result
-seg_ack(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
-        uint8_t flags, uint32_t ack, int64_t now)
+seg_src_ack(struct awafs_flowtab *t, uint8_t src, uint16_t sport,
+            uint32_t seq, uint32_t len, uint8_t flags, uint32_t ack,
+            int64_t now)
 {
     struct awafs_flow_key k = key(sport);
     struct awafs_hdr h = { .seq = seq, .ack = ack, .payload_len = len,
                            .tcp_flags = flags };
     struct awafs_flow_result r;
 
+    k.src[3] = src;
     awafs_flowtab_update(t, &k, &h, false, now, IDLE, &thr, &r);
     return r;
+}
+
+/* A segment from 10.0.0.1 that acknowledges 'ack' and reports nothing. */
+static struct awafs_flow_result
+seg_ack(struct awafs_flowtab *t, uint16_t sport, uint32_t seq, uint32_t len,
+        uint8_t flags, uint32_t ack, int64_t now)
+{
+    return seg_src_ack(t, 1, sport, seq, len, flags, ack, now);
 }
 
 static struct awafs_flow_result
@@ -1076,20 +1087,13 @@ test_completions_limited_per_source(void **state)
     awafs_srclimit_destroy(l);
 }
 
-/* The segment of 'len' bytes at 'seq' of flow 'sport' from source
- * 'src' (its last address byte) at 'now'. */
+/* The segment of 'len' bytes at 'seq' of flow 'sport' from 10.0.0.'src'
+ * at 'now'. */
 static struct awafs_flow_result
 seg_from(struct awafs_flowtab *t, uint8_t src, uint16_t sport, uint32_t seq,
          uint32_t len, uint8_t flags, int64_t now)
 {
-    struct awafs_flow_key k = key(sport);
-    struct awafs_hdr h = { .seq = seq, .payload_len = len,
-                           .tcp_flags = flags };
-    struct awafs_flow_result r;
-
-    k.src[3] = src;
-    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &thr, &r);
-    return r;
+    return seg_src_ack(t, src, sport, seq, len, flags, 0, now);
 }
 
 /* A source opening connection after connection, each 1000 bytes and a FIN,
