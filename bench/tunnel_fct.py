@@ -20,7 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
-from eval.static_sweep import ratio_ci
+from eval.static_sweep import pooled, ratio_ci
 from testbed.micro import SHORT, MicroBench
 from testbed.tunnel import KINDS
 
@@ -82,8 +82,8 @@ def main(argv=None):
         b = statistics.mean(fcts["none"][seed])
         lines.append(f"| {seed} | {a:.3f} | {b:.3f} | "
                      f"{100 * (a / b - 1):+.1f} % |")
-    a = statistics.mean(v for g in fcts[args.kind].values() for v in g)
-    b = statistics.mean(v for g in fcts["none"].values() for v in g)
+    a = statistics.mean(pooled(fcts[args.kind]))
+    b = statistics.mean(pooled(fcts["none"]))
     lines += [f"| pooled | {a:.3f} | {b:.3f} | {diff:+.1f} % "
               f"[{lo:+.1f}, {hi:+.1f}] |", "",
               "The interval is a 95 % bootstrap of the pooled difference, "

@@ -93,17 +93,15 @@ def run_ns3(*args, flows_csv=None, trace_csv=None, check=True,
 
 
 def read_csv(path):
-    with open(path, newline="") as f:
+    """The rows of a CSV file, gzipped if its name ends .gz."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         return list(csv.DictReader(f))
 
 
 def read_flows(path):
     """The flows of a --flows-csv file (gzipped if its name ends .gz)."""
-    if str(path).endswith(".gz"):
-        with gzip.open(path, "rt", newline="") as f:
-            rows = list(csv.DictReader(f))
-    else:
-        rows = read_csv(path)
+    rows = read_csv(path)
     for r in rows:
         r["id"], r["size"] = int(r["id"]), int(r["size"])
         r["sender"] = int(r["sender"])
