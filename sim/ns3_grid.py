@@ -33,10 +33,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+import random
+import statistics
 
 from eval.report import MISMATCHED
 from eval.run import pias_thresholds
+from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
 from sim.ns3_eval import NS3, read_flows, run_ns3
 from testbed.workload import workloads_dir
 
@@ -46,8 +48,6 @@ HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
 REFPCT = "10,20,30,40,50,60,70"
 SHORT_MAX = 100_000
-BOOTSTRAP = 2000
-P99_MIN = 1000
 
 
 def points(workloads, loads, schemes, seeds):
@@ -119,21 +119,15 @@ def progress(done, total, ran, elapsed):
           flush=True)
 
 
-def bootstrap_ci(values, rng, n=BOOTSTRAP):
-    """95 % percentile-bootstrap interval of the mean of 'values'."""
-    v = np.asarray(values)
-    means = rng.choice(v, size=(n, len(v))).mean(axis=1)
-    return np.percentile(means, 2.5), np.percentile(means, 97.5)
-
-
 def summary(out, pts, regime, warmup_s=0.0):
     """The markdown table of every point with at least one finished run,
     of the flows that started 'warmup_s' or later into their run."""
-    rng = np.random.default_rng(1)
+    rng = random.Random(1)
     lines = [f"Leaf-spine on ns-3: {regime}.", "",
              "Short flows: at most 100 kB, pooled over the seeds; the "
-             "interval is a 95 % bootstrap of their mean; p99 where at "
-             f"least {P99_MIN} are pooled, else their max.", "",
+             "interval is a 95 % bootstrap of their mean (resampled within "
+             "each seed, eval/static_sweep.py's mean_ci()); p99 where at "
+             f"least {P99_MIN_FLOWS} are pooled, else their max.", "",
              *([f"Flows that started in a run's first {warmup_s:g} s "
                 "(while the thresholds learn from the first window) are "
                 "left out.", ""] if warmup_s else []),
@@ -144,31 +138,29 @@ def summary(out, pts, regime, warmup_s=0.0):
     for w, load, s, seed in pts:
         groups.setdefault((w, load, s), []).append(seed)
     for (w, load, s), seeds in groups.items():
-        rows, done, total, n = [], 0, 0, 0
+        short, long_, done, total = {}, [], 0, 0
         for seed in seeds:
             path = out / f"{tag(w, load, s, seed)}.csv.gz"
             if not path.exists():
                 continue
-            n += 1
             flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s]
-            rows += flows
             total += len(flows)
             done += sum(r["fct_ms"] is not None for r in flows)
+            short[seed] = [r["fct_ms"] for r in flows
+                           if r["fct_ms"] is not None
+                           and r["size"] <= SHORT_MAX]
+            long_ += [r["fct_ms"] for r in flows
+                      if r["fct_ms"] is not None and r["size"] > SHORT_MAX]
+        n = len(short)
         if not n:
             continue
-        short = [r["fct_ms"] for r in rows
-                 if r["fct_ms"] is not None and r["size"] <= SHORT_MAX]
-        long_ = [r["fct_ms"] for r in rows
-                 if r["fct_ms"] is not None and r["size"] > SHORT_MAX]
+        short = {seed: v for seed, v in short.items() if v}
         if short:
-            lo, hi = bootstrap_ci(short, rng)
-            tail = (f"{np.percentile(short, 99):.3f}"
-                    if len(short) >= P99_MIN
-                    else f"max {max(short):.3f}")
-            cells = f"{np.mean(short):.3f} | {lo:.3f}-{hi:.3f} | {tail}"
+            mean, (lo, hi) = mean_ci(short, rng)
+            cells = f"{mean:.3f} | {lo:.3f}-{hi:.3f} | {tail(pooled(short))}"
         else:
             cells = "- | - | -"
-        lmean = f"{np.mean(long_):.3f}" if long_ else "-"
+        lmean = f"{statistics.mean(long_):.3f}" if long_ else "-"
         lines.append(f"| {w} | {load * 100:.0f} % | {s} | {n} | "
                      f"{done}/{total} | {cells} | {lmean} |")
     return "\n".join(lines) + "\n"
