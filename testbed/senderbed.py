@@ -40,7 +40,7 @@ AWAFS_PORT = "p0"
 ECN_THRESHOLD = 20
 CC_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 PROOF_INTERVAL_S = 2.0  # Between two reads of the sockets' transport,
-PROOF_POLL_S = 0.05     # ... and until the first connection was seen.
+PROOF_POLL_S = 0.05     # ... until a server's and a client's were seen.
 
 
 def agent(*args, **kw):
@@ -166,8 +166,8 @@ def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
     'sb', runs 'clients' -- (host, argv, CSV it writes) -- at once, samples
     every port's thresholds while they run, and removes the QoS.  With
     'proof' (a testbed.transport.Proof), reads the hosts' sockets while the
-    clients run (every PROOF_POLL_S until it saw a connection, then every
-    PROOF_INTERVAL_S) and fails the run (TransportError) on one that runs
+    clients run (every PROOF_POLL_S until it saw a server's and a client's
+    connection, then every PROOF_INTERVAL_S) and fails the run (TransportError) on one that runs
     another transport, or if it saw none.  Returns
     the clients' CSV rows and, per port, the thresholds sampled as
     (seconds, [bytes, ...]) and the port's counters at the end
@@ -201,7 +201,7 @@ def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
                         for v in details["current-thresholds"].split(",")]))
             if proof and (proved_at is None
                           or now - proved_at >= PROOF_INTERVAL_S):
-                if proof.check():
+                if proof.check() and proof.both_sides_seen():
                     proved_at = now
             time.sleep(PROOF_POLL_S if proof and proved_at is None
                        else max(0.0, next_sample - time.monotonic()))

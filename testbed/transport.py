@@ -137,11 +137,20 @@ class Proof:
         self.hosts = hosts
         self.server_ports = server_ports
         self.seen = {}
+        self.sides = set()
+
+    def is_server(self, host, local):
+        port = int(local.rsplit(":", 1)[1])
+        return port in self.server_ports.get(host.name, ())
 
     def expected(self, host, local):
-        port = int(local.rsplit(":", 1)[1])
-        return (self.server_cc if port in self.server_ports.get(host.name, ())
+        return (self.server_cc if self.is_server(host, local)
                 else self.other_cc)
+
+    def both_sides_seen(self):
+        """Whether a server's and a client's connection were both read:
+        a short run may give one read only once this holds."""
+        return self.sides == {"server", "client"}
 
     def check(self):
         """Reads every host's connections; raises TransportError on one
@@ -157,6 +166,8 @@ class Proof:
                         f"{peer} on {host.name} runs {cc}, not {want}")
                 counts = self.seen.setdefault(host.name, {})
                 counts[cc] = counts.get(cc, 0) + 1
+                self.sides.add("server" if self.is_server(host, local)
+                               else "client")
                 n += 1
         return n
 
