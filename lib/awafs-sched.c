@@ -17,8 +17,9 @@
  * ECN marking.
  *
  * One thread at a time calls everything here except awafs_sched_backlog()
- * (the datapath holds a per-port lock); the backlog is also kept in an atomic
- * so that idle ports can be skipped without that lock. */
+ * (the datapath gives each tx queue an instance of its own, which only the
+ * thread that sends on that queue uses); the backlog is also kept in an
+ * atomic so that the statistics can read it from another thread. */
 
 #ifdef HAVE_CONFIG_H
 #include <config.h>             /* Built into Open vSwitch. */
