@@ -109,6 +109,18 @@ class AwafsSwitch(Switch):
         super().stop(deleteIntfs)
 
 
+def reach(host, addr, tries=3):
+    """Pings 'addr' from 'host' until one answer, at most 'tries' pings of
+    5 s each: a switch whose port just came up (a tunnel's remote
+    ovs-vswitchd) may lose the first.  Raises CalledProcessError if none
+    came back."""
+    for i in range(tries):
+        done = host.run("ping", "-c", "1", "-W", "5", addr,
+                        check=i == tries - 1)
+        if done.returncode == 0:
+            return
+
+
 class AwafsNet:
     """A Mininet network built from 'topo' whose switches are AwafsSwitch
     bridges of one sandboxed ovs-vswitchd ('sandbox', started here).  After
@@ -135,7 +147,7 @@ class AwafsNet:
                 self.prepared = prepare(self.sb, self.net)
             first = self.net.hosts[0]
             for h in self.net.hosts[1:]:
-                h.run("ping", "-c", "1", "-W", "5", first.addr)
+                reach(h, first.addr)
         except BaseException:
             self.close()
             raise
