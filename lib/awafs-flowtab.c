@@ -173,7 +173,7 @@ struct flow_entry {
     bool aged : 1;              /* Its message aged at least once. */
     bool midstream : 1;         /* The switch did not see its message
                                  * start: the lowest queue. */
-    uint8_t sources[2];         /* Its source's queue-0 buckets. */
+    uint8_t sources[2];         /* Its source's buckets (source_buckets()). */
     uint32_t carry;             /* Verify: the bytes of the messages before
                                  * this one since the last boundary the
                                  * switch saw itself (saturating), which
@@ -181,8 +181,10 @@ struct flow_entry {
     uint8_t src[16];            /* Source address (limit, weights). */
 };
 
-/* A source's budget for queue 0 (awafs_flowtab_set_queue0_rate()). */
-struct queue0_bucket {
+/* A bucket of a budget per source: queue 0's
+ * (awafs_flowtab_set_queue0_rate()) or byte-free segments'
+ * (awafs_flowtab_set_byte_free_rate()). */
+struct source_bucket {
     int64_t tokens;             /* Bytes x 1e6; may go negative. */
     int64_t last_us;
 };
@@ -194,7 +196,9 @@ struct awafs_flowtab {
     struct awafs_srclimit *srclimit;    /* Not owned; NULL: no limit. */
     uint64_t queue0_rate;       /* Bytes per second a source may send in
                                  * queue 0; 0: no limit. */
-    struct queue0_bucket queue0[AWAFS_QUEUE0_SOURCES];
+    struct source_bucket queue0[AWAFS_QUEUE0_SOURCES];
+    uint64_t byte_free_rate;    /* The same for byte-free segments. */
+    struct source_bucket byte_free[AWAFS_QUEUE0_SOURCES];
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
     uint64_t tardy_limit;       /* 0: tardy flows get no priority. */
     int64_t rto_min_us;         /* Silence before a timeout. */
@@ -268,23 +272,36 @@ awafs_flowtab_set_srclimit(struct awafs_flowtab *t,
     t->srclimit = limit;
 }
 
+static void
+source_buckets_fill(struct source_bucket *buckets)
+{
+    for (int i = 0; i < AWAFS_QUEUE0_SOURCES; i++) {
+        buckets[i].tokens = 0;
+        buckets[i].last_us = INT64_MIN;     /* Full at first use. */
+    }
+}
+
 void
 awafs_flowtab_set_queue0_rate(struct awafs_flowtab *t, uint64_t rate)
 {
     t->queue0_rate = rate;
-    for (int i = 0; i < AWAFS_QUEUE0_SOURCES; i++) {
-        t->queue0[i].tokens = AWAFS_QUEUE0_BURST * 1000000LL;
-        t->queue0[i].last_us = INT64_MIN;
-    }
+    source_buckets_fill(t->queue0);
 }
 
-/* The two queue-0 buckets of source address 'src' into 'sources', by a
- * keyed hash, so that no sender can pick an address that shares another's:
- * as awafs_srclimit_allow()'s, a source is refused only when both are
- * empty, so one that shares a bucket with a busy source still gets its
- * rate unless it shares both. */
+void
+awafs_flowtab_set_byte_free_rate(struct awafs_flowtab *t, uint64_t rate)
+{
+    t->byte_free_rate = rate;
+    source_buckets_fill(t->byte_free);
+}
+
+/* The two buckets of source address 'src' in each budget per source into
+ * 'sources', by a keyed hash, so that no sender can pick an address that
+ * shares another's: as awafs_srclimit_allow()'s, a source is refused only
+ * when both are empty, so one that shares a bucket with a busy source
+ * still gets its rate unless it shares both. */
 static void
-queue0_sources(const struct awafs_flowtab *t, const uint8_t src[16],
+source_buckets(const struct awafs_flowtab *t, const uint8_t src[16],
                uint8_t sources[2])
 {
     uint64_t h = awafs_siphash(t->hash_key, src, 16, AWAFS_FLOWTAB_SIP_C,
@@ -294,39 +311,40 @@ queue0_sources(const struct awafs_flowtab *t, const uint8_t src[16],
     sources[1] = (h >> 32) % AWAFS_QUEUE0_SOURCES;
 }
 
-/* Brings queue-0 bucket 'b' of 't' up to 'now_us'. */
+/* Brings bucket 'b', of 'rate' bytes per second and 'burst' bytes, up to
+ * 'now_us'. */
 static void
-queue0_refill(const struct awafs_flowtab *t, struct queue0_bucket *b,
+source_refill(struct source_bucket *b, uint64_t rate, int64_t burst,
               int64_t now_us)
 {
-    int64_t burst = AWAFS_QUEUE0_BURST * 1000000LL;
-
+    burst *= 1000000;
     if (b->last_us == INT64_MIN || now_us - b->last_us >= 1000000) {
         b->tokens = burst;      /* A second idle refills any bucket. */
         b->last_us = now_us;
     } else if (now_us > b->last_us) {
         /* Bytes x 1e6: bytes per second times microseconds. */
-        b->tokens += (now_us - b->last_us) * (int64_t) t->queue0_rate;
+        b->tokens += (now_us - b->last_us) * (int64_t) rate;
         b->tokens = b->tokens < burst ? b->tokens : burst;
         b->last_us = now_us;
     }
 }
 
-/* Charges 'bytes' in queue 0 to the source of 'e' at 'now_us'.  Returns
- * false if that source is beyond its rate; a segment may start while any
- * of its budget is left, and the debt is at most a burst. */
+/* Charges 'bytes' to the source of 'e' in 'buckets' (of 'rate' bytes per
+ * second and 'burst' bytes each) at 'now_us'.  Returns false if that
+ * source is beyond its rate; a segment may start while any of its budget
+ * is left, and the debt is at most a burst. */
 static bool
-queue0_allows(struct awafs_flowtab *t, const struct flow_entry *e,
-              uint32_t bytes, int64_t now_us)
+source_charge(struct source_bucket *buckets, uint64_t rate, int64_t burst,
+              const struct flow_entry *e, uint32_t bytes, int64_t now_us)
 {
-    struct queue0_bucket *a = &t->queue0[e->sources[0]];
-    struct queue0_bucket *b = &t->queue0[e->sources[1]];
-    int64_t floor = -AWAFS_QUEUE0_BURST * 1000000LL;
+    struct source_bucket *a = &buckets[e->sources[0]];
+    struct source_bucket *b = &buckets[e->sources[1]];
+    int64_t floor = -burst * 1000000;
     int64_t cost = (int64_t) bytes * 1000000;
 
-    queue0_refill(t, a, now_us);
+    source_refill(a, rate, burst, now_us);
     if (b != a) {
-        queue0_refill(t, b, now_us);
+        source_refill(b, rate, burst, now_us);
     }
     if (a->tokens <= 0 && b->tokens <= 0) {
         return false;
@@ -348,12 +366,31 @@ queue0_ok(struct awafs_flowtab *t, const struct flow_entry *e,
           const struct awafs_hdr *h, int64_t now_us)
 {
     if (!t->queue0_rate || !h->payload_len
-        || queue0_allows(t, e, h->ip_end ? h->ip_end : h->payload_len,
-                         now_us)) {
+        || source_charge(t->queue0, t->queue0_rate, AWAFS_QUEUE0_BURST, e,
+                         h->ip_end ? h->ip_end : h->payload_len, now_us)) {
         return true;
     }
     t->stats.queue0_limited++;
     return false;
+}
+
+/* Charges byte-free segment 'h' of flow 'e' at 'now_us' to its source's
+ * byte-free budget, its frame up to the end of its IP packet (the Ethernet
+ * minimum if the parse did not say), and sets 'r->byte_free_refused' if
+ * that is spent. */
+static void
+byte_free_charge(struct awafs_flowtab *t, const struct flow_entry *e,
+                 const struct awafs_hdr *h, int64_t now_us,
+                 struct awafs_flow_result *r)
+{
+    if (t->byte_free_rate && !h->payload_len
+        && !source_charge(t->byte_free, t->byte_free_rate,
+                          AWAFS_BYTE_FREE_SOURCE_BURST, e,
+                          h->ip_end ? h->ip_end : AWAFS_ETH_MIN_FRAME,
+                          now_us)) {
+        t->stats.byte_free_limited++;
+        r->byte_free_refused = true;
+    }
 }
 
 void
@@ -681,11 +718,12 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
     int32_t gap;
 
     r->n_completed = 0;
+    r->byte_free_refused = false;
     *queue = QUEUE_BY_COUNT;
     if (is_new) {
         e->tag = hash;
         memcpy(e->src, key->src, sizeof e->src);
-        queue0_sources(t, key->src, e->sources);
+        source_buckets(t, key->src, e->sources);
         e->used = true;
         e->closed = false;
         e->psh = false;
@@ -704,6 +742,7 @@ count_segment(struct awafs_flowtab *t, const struct awafs_flow_key *key,
             e->last_us = now_us;
             r->bytes_sent = 0;
             *queue = late_segment(t, e, h, now_us);
+            byte_free_charge(t, e, h, now_us, r);
             return NULL;
         }
         e->closed = false;
@@ -853,6 +892,9 @@ awafs_flowtab_update(struct awafs_flowtab *t,
     uint64_t count;
     unsigned int q;
 
+    if (e) {
+        byte_free_charge(t, e, h, now_us, r);
+    }
     r->type = e ? e->type : AWAFS_FLOW_UNKNOWN;
     r->aged = e ? e->aged : false;
     if (forced != QUEUE_BY_COUNT) {

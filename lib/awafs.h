@@ -468,6 +468,11 @@ void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
  * (docs/design.md, "Byte-free segments"). */
 #define AWAFS_BYTE_FREE_SHARE 16
 #define AWAFS_BYTE_FREE_BURST 65536
+/* The share of that budget one source may spend, where the switch tells
+ * sources apart (awafs_flowtab_set_byte_free_rate()): a half, 1/32 of the
+ * port, still carries the delayed ACKs of a download that fills the
+ * reverse link (84 wire bytes per two 1538-byte frames: 2.7 %). */
+#define AWAFS_BYTE_FREE_SOURCE_SHARE 2
 
 /* The rate a port's budgets take when its link speed is unknown: 10 Gb/s,
  * in bytes per second. */
@@ -596,6 +601,8 @@ struct awafs_flow_result {
                                  * Karuna word (unknown without one). */
     bool aged;                  /* The current message aged (Karuna), at
                                  * least once. */
+    bool byte_free_refused;     /* A byte-free segment beyond its source's
+                                 * budget for them: the lowest queue. */
 };
 
 struct awafs_flowtab_stats {
@@ -628,6 +635,8 @@ struct awafs_flowtab_stats {
                                  * declared size instead. */
     uint64_t limited;           /* Completions over their source's limit
                                  * (awafs_flowtab_set_srclimit()). */
+    uint64_t byte_free_limited; /* Byte-free segments beyond their
+                                 * source's budget for them. */
     uint64_t queue0_limited;    /* Segments sent to queue 1 because their
                                  * source was over its queue-0 rate. */
 };
@@ -663,6 +672,18 @@ void awafs_flowtab_set_srclimit(struct awafs_flowtab *,
 /* The share of a port's rate the switch gives each source in queue 0. */
 #define AWAFS_QUEUE0_SHARE 4
 void awafs_flowtab_set_queue0_rate(struct awafs_flowtab *, uint64_t rate);
+/* Byte-free segments (no payload: ACKs, SYNs, FINs) take queue 0 within
+ * the port's budget for them (awafs_byte_free_queue()), which one source
+ * alone could spend.  With a nonzero 'rate' (bytes per second), each
+ * source may send that much of them, with a burst of
+ * AWAFS_BYTE_FREE_SOURCE_BURST bytes, each charged its frame up to the end
+ * of its IP packet, in the same two buckets per source as queue 0's
+ * budget; one beyond it is counted in 'byte_free_limited' and marked
+ * 'byte_free_refused' (the caller sends it to the lowest queue).  Refills
+ * every bucket. */
+#define AWAFS_BYTE_FREE_SOURCE_BURST (AWAFS_BYTE_FREE_BURST \
+                                      / AWAFS_BYTE_FREE_SOURCE_SHARE)
+void awafs_flowtab_set_byte_free_rate(struct awafs_flowtab *, uint64_t rate);
 /* The first slot 'key' probes (for tests). */
 uint32_t awafs_flowtab_slot(const struct awafs_flowtab *,
                             const struct awafs_flow_key *key);

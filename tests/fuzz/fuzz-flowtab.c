@@ -110,15 +110,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct awafs_flowtab *t = awafs_flowtab_create(8, size);
     struct awafs_srclimit *limit = awafs_srclimit_create(4, 1000, 2, size);
     struct awafs_flowtab_stats st;
-    uint64_t payload = 0, completed = 0, over = 0;
+    uint64_t payload = 0, completed = 0, over = 0, refused = 0;
     struct awafs_tb budget;
     int64_t now = 0;
 
     awafs_flowtab_set_srclimit(t, limit);
     awafs_byte_free_init(&budget, 125000, 1000000, 0);
     awafs_flowtab_set_tardy(t, tardy_limits[size % 3]);
-    /* A queue-0 budget per source one time in two. */
+    /* A queue-0 budget per source one time in two, and a byte-free one
+     * per source one time in two, independently. */
     awafs_flowtab_set_queue0_rate(t, size % 2 ? 100000 : 0);
+    awafs_flowtab_set_byte_free_rate(t, size % 4 < 2 ? 2000 : 0);
     /* Short timeouts on the fuzzer's clock; aging on two times in three. */
     if (!awafs_flowtab_set_aging(t, 1000, size % 3 ? 1 + size % 5 : 0,
                                  size % 3 ? 10 : 0)) {
@@ -145,9 +147,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         payload += h.payload_len;
         awafs_flowtab_update(t, &key, &h, r[14] & 4, now, 50000, &thr, &res);
         if (res.queue >= N_QUEUES || res.n_completed < 0
-            || res.n_completed > 2 || res.type >= AWAFS_FLOW_DEADLINE) {
-            abort();
+            || res.n_completed > 2 || res.type >= AWAFS_FLOW_DEADLINE
+            || (res.byte_free_refused && h.payload_len)) {
+            abort();            /* Only byte-free segments are refused. */
         }
+        refused += res.byte_free_refused;
         for (int c = 0; c < res.n_completed; c++) {
             if (res.completed[c] > (UINT64_C(1) << 40)
                 || res.completed_type[c] >= AWAFS_FLOW_DEADLINE) {
@@ -186,7 +190,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         || st.aged_flows > st.timeouts || st.timeouts > size / RECORD
         || st.limited != awafs_srclimit_limited(limit)
         || st.midstream_packets > size / RECORD
-        || over > size / RECORD) {
+        || over > size / RECORD || st.byte_free_limited != refused) {
         abort();
     }
     awafs_flowtab_destroy(t);

@@ -1142,6 +1142,60 @@ test_queue0_limited_per_source(void **state)
     awafs_flowtab_destroy(t);
 }
 
+/* A byte-free segment (an ACK of 'ack') of flow 'sport' from
+ * 10.0.0.'src' in a 54-byte IP frame, whether its source's byte-free budget
+ * refused it. */
+static bool
+ack_refused(struct awafs_flowtab *t, uint8_t src, uint16_t sport,
+            uint32_t ack, int64_t now)
+{
+    struct awafs_flow_key k = key(sport);
+    struct awafs_hdr h = { .seq = 1, .ack = ack, .tcp_flags = 0x10,
+                           .ip_version = 4, .ip_end = 54 };
+    struct awafs_flow_result r;
+
+    k.src[3] = src;
+    awafs_flowtab_update(t, &k, &h, false, now, IDLE, &thr, &r);
+    return r.byte_free_refused;
+}
+
+/* One source's byte-free segments spend its own budget, not another's:
+ * a source that sends nothing but ACKs is refused beyond its burst and
+ * rate while an honest source's ACKs meanwhile all pass, and a second of
+ * silence refills the budget; segments with data are not charged. */
+static void
+test_byte_free_limited_per_source(void **state)
+{
+    struct awafs_flowtab *t = awafs_flowtab_create(4096, 1);
+    struct awafs_flowtab_stats st;
+    int allowed = 0, honest_refused = 0;
+
+    (void) state;
+    awafs_flowtab_set_byte_free_rate(t, 10000);
+    for (int i = 0; i < 2000; i++) {
+        int64_t now = i * 50;       /* 0.1 s. */
+
+        allowed += !ack_refused(t, 1, 1000 + i % 8, i, now);
+        if (i % 200 == 0) {
+            honest_refused += ack_refused(t, 9, 7, i, now);
+        }
+    }
+    /* 32,768 bytes of burst and 10 kB/s for 0.1 s, 54 bytes each: 625,
+     * and one more while any budget is left. */
+    assert_int_equal(AWAFS_BYTE_FREE_SOURCE_BURST, 32768);
+    assert_in_range(allowed, 624, 628);
+    assert_int_equal(honest_refused, 0);
+    awafs_flowtab_get_stats(t, &st);
+    assert_int_equal(st.byte_free_limited, 2000 - allowed);
+
+    /* Data is not charged; a second of silence refills the budget. */
+    seg_from(t, 1, 1, 0, 0, 0x02, 100000);
+    assert_false(seg_from(t, 1, 1, 1, 1000, PSH_ACK, 100000)
+                 .byte_free_refused);
+    assert_false(ack_refused(t, 1, 1000, 5000, 1200000));
+    awafs_flowtab_destroy(t);
+}
+
 /* The tail of a closed message, sent again and again, keeps queue 0 only
  * within its source's budget: then the lowest queue. */
 static void
@@ -1319,6 +1373,7 @@ AWAFS_UNIT_MAIN(flowtab)
         cmocka_unit_test(test_queue0_limits_resent_tails),
         cmocka_unit_test(test_queue0_charges_frames),
         cmocka_unit_test(test_queue0_limits_tardy_flows),
+        cmocka_unit_test(test_byte_free_limited_per_source),
         cmocka_unit_test(test_siphash_reference_vectors),
         cmocka_unit_test(test_forged_fin_and_rst_are_ignored),
         cmocka_unit_test(test_syn_on_an_open_connection_is_ignored),
