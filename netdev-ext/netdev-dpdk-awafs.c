@@ -765,7 +765,7 @@ awafs_txq_budget(struct awafs_qos *aq, struct awafs_txq *tq)
 
 /* Sets the budgets of instance 'tq' for parameters 'p', each its share of
  * the port's: byte-free segments' (awafs_byte_free_queue()) and, with a
- * flow table, each source's in queue 0. */
+ * flow table, each source's in queue 0 and of byte-free segments. */
 static void
 awafs_txq_init_budgets(struct awafs_txq *tq,
                        const struct awafs_qos_params *p)
@@ -775,9 +775,11 @@ awafs_txq_init_budgets(struct awafs_txq *tq,
     awafs_byte_free_init(&tq->byte_free, rate / tq->byte_free_share,
                          rte_get_tsc_hz(), rte_get_tsc_cycles());
     if (tq->flows) {
-        awafs_flowtab_set_queue0_rate(
-            tq->flows, (rate ? rate : AWAFS_UNKNOWN_PORT_RATE)
-                       / tq->byte_free_share / AWAFS_QUEUE0_SHARE);
+        rate = (rate ? rate : AWAFS_UNKNOWN_PORT_RATE) / tq->byte_free_share;
+        awafs_flowtab_set_queue0_rate(tq->flows, rate / AWAFS_QUEUE0_SHARE);
+        awafs_flowtab_set_byte_free_rate(
+            tq->flows,
+            rate / AWAFS_BYTE_FREE_SHARE / AWAFS_BYTE_FREE_SOURCE_SHARE);
     }
 }
 
@@ -1405,6 +1407,7 @@ static const struct {
     AWAFS_FT("host-boundaries", host_boundaries),
     AWAFS_FT("deadlines-refused", deadlines_refused),
     AWAFS_FT("queue0-limited", queue0_limited),
+    AWAFS_FT("byte-free-limited", byte_free_limited),
 #undef AWAFS_FT
 };
 
@@ -1907,7 +1910,7 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_thresholds *beta,
                    const uint8_t *data, uint32_t head_len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
-                   int64_t *now_us)
+                   int64_t *now_us, bool *byte_free_refused)
 {
     struct awafs_flow_result fr;
     struct awafs_flow_key key;
@@ -1952,6 +1955,7 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
     }
     awafs_flowtab_update(tq->flows, &key, h, p->trust == AWAFS_TRUST_VERIFY,
                          *now_us, p->idle_us, thr, &fr);
+    *byte_free_refused = fr.byte_free_refused;
     for (int i = 0; i < fr.n_completed; i++) {
         awafs_qos_complete(aq, tq, *now_us, fr.completed[i],
                            fr.completed_type[i], key.src);
@@ -1967,8 +1971,9 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
  * carries, in every trust mode (docs/design.md, "Byte-free segments"): a
  * TCP frame padded past the Ethernet minimum goes to the lowest queue, and
  * a TCP segment without payload to queue 0 only within the instance's
- * budget for them.  '*tsc' is the batch's TSC, read on first use (0 until
- * then): a port that sends ACKs has many byte-free segments. */
+ * budget for them (and, with a flow table, its source's).  '*tsc' is the
+ * batch's TSC, read on first use (0 until then): a port that sends ACKs
+ * has many byte-free segments. */
 static unsigned int
 awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
@@ -1978,8 +1983,10 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
                    int64_t *now_us, uint64_t *tsc)
 {
+    bool byte_free_refused = false;
     unsigned int q = awafs_qos_classify__(aq, tq, p, thr, beta, data,
-                                          head_len, r, h, now_us);
+                                          head_len, r, h, now_us,
+                                          &byte_free_refused);
 
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
         return q;
@@ -1989,6 +1996,9 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
         return p->n_queues - 1;
     }
     if (!h->payload_len) {
+        if (byte_free_refused) {
+            return p->n_queues - 1;
+        }
         if (!*tsc) {
             *tsc = rte_get_tsc_cycles();
         }
