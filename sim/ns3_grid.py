@@ -95,12 +95,14 @@ def run_point(out, common, point):
                 check=False, timeout=None)
     # A run whose flows did not all complete is kept too: the summary says
     # so, and running it again would give the same.
-    with open(tmp, "rb") as f, gzip.open(f"{csv_gz}.tmp", "wb") as g:
+    # No name or time in the gzip header: the same run, the same bytes.
+    with open(tmp, "rb") as f, open(f"{csv_gz}.tmp", "wb") as raw, \
+            gzip.GzipFile("", "wb", fileobj=raw, mtime=0) as g:
         shutil.copyfileobj(f, g)
     Path(f"{csv_gz}.tmp").rename(csv_gz)
     tmp.unlink()
     txt.write_text(" ".join(f"{k}={v}" for k, v in s.items()
-                            if k not in ("completed", "thresholds"))
+                            if k not in ("completed", "thresholds", "rows"))
                    + "\n")
     return True
 

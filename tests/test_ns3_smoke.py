@@ -9,6 +9,7 @@ once; no flow beats its bytes at the link rate; static thresholds never
 move; RefPct 10 and the FCT model both learn the short size; short flows
 finish sooner than under FIFO; DCTCP's packets are marked at the port."""
 
+import hashlib
 import subprocess
 
 import pytest
@@ -286,11 +287,21 @@ def test_the_grid_runs_each_point_once(tmp_path):
         f"cache-load50-{s}-seed{n}.csv.gz"
         for s in ("awafs", "fifo") for n in (1, 2)]
     mtimes = [p.stat().st_mtime_ns for p in kept]
+    digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in kept]
+    # Each run's summary line beside its flows, without them.
+    line = (tmp_path / "cache-load50-awafs-seed1.txt").read_text()
+    assert "short_mean_ms=" in line and "rows=" not in line
     first = (tmp_path / "summary.md").read_text()
     ns3_grid.main(list(map(str, args)))
     assert [p.stat().st_mtime_ns for p in kept] == mtimes
     assert (tmp_path / "summary.md").read_text() == first
     assert "| cache | 50 % | awafs | 2 | 40/40 |" in first
+    # A run again gives the same bytes, gzip header included.
+    for p in kept:
+        p.unlink()
+    ns3_grid.main(list(map(str, args)))
+    assert [hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in kept] == digests
     # Another regime in the same folder is refused.
     with pytest.raises(SystemExit):
         ns3_grid.main(list(map(str, args[:-1])) + ["--leaves 3"])
