@@ -196,15 +196,16 @@ struct awafs_flowtab {
     struct awafs_srclimit *srclimit;    /* Not owned; NULL: no limit. */
     uint64_t queue0_rate;       /* Bytes per second a source may send in
                                  * queue 0; 0: no limit. */
-    struct source_bucket queue0[AWAFS_QUEUE0_SOURCES];
     uint64_t byte_free_rate;    /* The same for byte-free segments. */
-    struct source_bucket byte_free[AWAFS_QUEUE0_SOURCES];
     uint32_t sweep;             /* Next slot awafs_flowtab_sweep() checks. */
     uint64_t tardy_limit;       /* 0: tardy flows get no priority. */
     int64_t rto_min_us;         /* Silence before a timeout. */
     uint8_t kappa_min;          /* 0: no aging. */
     uint8_t kappa_span;         /* kappa_max - kappa_min + 1. */
     struct awafs_flowtab_stats stats;
+    /* Last, so that the fields every segment reads share cache lines. */
+    struct source_bucket queue0[AWAFS_QUEUE0_SOURCES];
+    struct source_bucket byte_free[AWAFS_QUEUE0_SOURCES];
     struct flow_entry slots[];
 };
 
