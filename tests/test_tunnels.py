@@ -12,12 +12,14 @@ this machine, and the pooled difference measured +0.6 %, +3 % and, in a
 clean-clone run of the whole suite, +18.5 %; issue 29 asks for 15 %).  Geneve's remote end is a second ovs-vswitchd whose
 userspace datapath polls its system ports from the main thread, on the
 same two cores: it adds latency of its own (+20 to +32 % on the short
-flows' mean; +48.8 % [+37.7, +60.5] pooled over five seeds in
+flows' mean; +44.3 % [+34.7, +54.8] pooled over five seeds in
 bench/results/tunnel-fct-geneve.md, up to +55 % in one), so Geneve's bound
 is 100 %, still far below what a port that cannot read inside the tunnel
 gives them (FIFO: 4 to 5 times the mean, docs/evaluation.md §1).  Over
-five seeds VXLAN's difference is -1.7 % [-10.3, +7.8]
-(bench/results/tunnel-fct-vxlan.md)."""
+five seeds VXLAN's difference was -1.7 % [-10.3, +7.8] in one run and
++7.6 % [+0.5, +15.5] in the next, and through either tunnel AWAFS's gain
+over FIFO is that without a tunnel within the interval
+(bench/results/tunnel-fct-*.md, docs/design.md)."""
 
 import json
 import signal
