@@ -107,6 +107,24 @@ def test_dctcp_is_marked_at_the_port():
     assert newreno["completed"] == 100 and newreno["marks"] == 0
 
 
+def test_ecn_per_queue_marks_only_for_the_packets_own_queue():
+    """With --ecn-mode queue a packet is marked for the backlog of its own
+    queue, as the switch's ecn-mode=queue: packets in queue 0 (each flow's
+    first 10 kB) are no longer marked for the long flows' backlog in queue
+    1, and queue 0 alone seldom holds more than the threshold, 20 packets
+    (641 marks in queue 0 by the port's backlog, none by its own)."""
+    args = ("--flows", 300, "--transport", "dctcp", "--scheme", "static",
+            "--thresholds", 10000)
+    port = run_ns3(*args)
+    queue = run_ns3(*args, "--ecn-mode", "queue")
+    assert port["ecn_mode"] == "port" and queue["ecn_mode"] == "queue"
+    assert port["completed"] == queue["completed"] == 300
+    top = [int(m.split(",")[0]) for m in (port["queue_marks"],
+                                          queue["queue_marks"])]
+    assert top[1] * 10 < top[0], top
+    assert queue["marks"] > 0
+
+
 def test_a_small_buffer_drops_and_every_flow_still_completes():
     """A buffer of 16 packets overflows under two long flows: packets are
     dropped (lowest queue first, by the core's scheduler), TCP resends,
@@ -163,6 +181,7 @@ def test_flow_sizes_from_a_workload_cdf(tmp_path):
     (["--scheme", "fifo", "--percentiles", "10"], "--percentiles"),
     (["--buffer", "100", "--ecn-threshold", "200"], "ECN threshold"),
     (["--window-type", "sorted"], "window type"),
+    (["--ecn-mode", "flow"], "--ecn-mode: port or queue"),
     (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
 ])
 def test_a_bad_argument_is_refused(args, says):

@@ -155,6 +155,7 @@ class AwafsQueueDisc : public QueueDisc
     std::string m_windowType;
     uint32_t m_buffer;
     uint32_t m_ecnThreshold;
+    bool m_ecnPerQueue;
     uint32_t m_flowTableSize;
     uint32_t m_idleUs;
     DataRate m_linkRate;
@@ -237,6 +238,13 @@ AwafsQueueDisc::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&AwafsQueueDisc::m_ecnThreshold),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnPerQueue",
+                          "Count the ECN threshold against the packet's "
+                          "own queue, not the whole port (the switch's "
+                          "ecn-mode=queue).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&AwafsQueueDisc::m_ecnPerQueue),
+                          MakeBooleanChecker())
             .AddAttribute("FlowTableSize", "Flows counted at once.",
                           UintegerValue(4096),
                           MakeUintegerAccessor(
@@ -396,7 +404,7 @@ AwafsQueueDisc::InitializeParams()
     m_ring = awafs_adapt_ring(m_adapt);
     awafs_adapt_current(m_adapt, &m_thr);
     if (m_ecnThreshold) {
-        awafs_sched_set_ecn(m_sched, m_ecnThreshold, false);
+        awafs_sched_set_ecn(m_sched, m_ecnThreshold, m_ecnPerQueue);
     }
     awafs_byte_free_init(&m_byteFree, m_linkRate.GetBitRate() / 8, US,
                          now_us);
@@ -1038,6 +1046,7 @@ struct Options {
     std::string window_type = "histogram";
     uint32_t buffer = 1024;
     long ecn_threshold = -1;            /* Default: 20 with DCTCP, else 0. */
+    std::string ecn_mode = "port";
     uint32_t flow_table_size = 4096;
     double min_rto_ms = 200;
     std::string workload;               /* A CDF file; "": the micro mix. */
@@ -1095,6 +1104,8 @@ const char USAGE[] =
     "  --buffer N         packets held at the port (1024)\n"
     "  --ecn-threshold N  CE-mark above N packets queued, 0 off (with DCTCP\n"
     "                     20 on the star, 65 on the leaf-spine; else 0)\n"
+    "  --ecn-mode M       port | queue: what the ECN threshold counts at an\n"
+    "                     AWAFS port, as the switch's ecn-mode (port)\n"
     "  --flow-table-size N  flows the switch counts at once (4096)\n"
     "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
     "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender (and\n"
@@ -1310,6 +1321,11 @@ ParseOptions(int argc, char **argv)
             o.buffer = ParseKey(name, value);
         } else if (name == "ecn-threshold") {
             o.ecn_threshold = ParseKey(name, value);
+        } else if (name == "ecn-mode") {
+            if (value != "port" && value != "queue") {
+                Usage("--ecn-mode: port or queue, not '" + value + "'");
+            }
+            o.ecn_mode = value;
         } else if (name == "flow-table-size") {
             o.flow_table_size = ParseKey(name, value);
         } else if (name == "min-rto-ms") {
@@ -1657,6 +1673,7 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("WindowType", StringValue(o.window_type));
     disc->SetAttribute("Buffer", UintegerValue(o.buffer));
     disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
+    disc->SetAttribute("EcnPerQueue", BooleanValue(o.ecn_mode == "queue"));
     disc->SetAttribute("FlowTableSize", UintegerValue(o.flow_table_size));
     disc->SetAttribute("LinkRate", DataRateValue(DataRate(rate_bps)));
     disc->SetAttribute("MaxRate", DataRateValue(DataRate(o.max_rate_bps)));
@@ -2028,25 +2045,30 @@ main(int argc, char **argv)
 
     uint64_t drops = 0, marks = 0;
     if (star) {
+        std::string queue_marks;
+
         for (uint32_t q = 0; q < disc->NQueues(); q++) {
             struct awafs_queue_stats qs;
 
             disc->GetQueueStats(q, &qs);
             drops += qs.drop_packets;
             marks += qs.ecn_marks;
+            queue_marks += (q ? "," : "") + std::to_string(qs.ecn_marks);
         }
         printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64
                " access_rate_bps=%" PRIu64 " max_rate_bps=%" PRIu64
-               " load=%g buffer=%u ecn_threshold=%ld seed=%" PRIu64
+               " load=%g buffer=%u ecn_threshold=%ld ecn_mode=%s seed=%"
+               PRIu64
                " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
                "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
-               " marks=%" PRIu64 " sim_s=%.3f wall_s=%.3f\n",
+               " marks=%" PRIu64 " queue_marks=%s sim_s=%.3f wall_s=%.3f\n",
                o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps,
                o.access_rate_bps, o.max_rate_bps, o.load,
-               o.buffer, o.ecn_threshold, o.seed, g_run.completed, o.flows,
-               Mean(short_fct), Mean(long_fct),
+               o.buffer, o.ecn_threshold, o.ecn_mode.c_str(), o.seed,
+               g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
                JoinThresholds(disc->Thresholds()).c_str(),
-               disc->Completions(), drops, marks, sim_s, wall_s);
+               disc->Completions(), drops, marks, queue_marks.c_str(), sim_s,
+               wall_s);
     } else {
         uint64_t completions = 0, nic_drops = 0;
         std::string spine_packets;
@@ -2069,15 +2091,15 @@ main(int argc, char **argv)
         printf("topology=leaf-spine scheme=%s transport=%s leaves=%u "
                "spines=%u hosts_per_leaf=%u rate_bps=%" PRIu64
                " spine_rate_bps=%" PRIu64 " ecmp=%s load=%g buffer=%u "
-               "ecn_threshold=%ld seed=%" PRIu64 " flows=%u/%u "
+               "ecn_threshold=%ld ecn_mode=%s seed=%" PRIu64 " flows=%u/%u "
                "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
                "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
                " host_drops=%" PRIu64 " ports=%zu spine_packets=%s multipath_flows=%u sim_s=%.3f "
                "wall_s=%.3f\n",
                o.scheme.c_str(), o.transport.c_str(), o.leaves, o.spines,
                o.hosts_per_leaf, o.rate_bps, o.spine_rate_bps,
-               o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold, o.seed,
-               g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
+               o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold,
+               o.ecn_mode.c_str(), o.seed, g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
                disc ? JoinThresholds(disc->Thresholds()).c_str() : "",
                completions, drops, marks, nic_drops, ports.size(),
                spine_packets.c_str(), ecmp.Multipath(), sim_s, wall_s);
