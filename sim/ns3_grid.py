@@ -22,8 +22,10 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
 
 The summary (OUT/summary.md, also printed) gives per point the mean FCT of
 the short flows (at most 100 kB, as the thesis counts them) pooled over
-the seeds with a 95 % bootstrap interval, and their p99 where at least
-1000 short flows are pooled (else their max)."""
+the seeds with a 95 % bootstrap interval, their p99 where at least
+1000 short flows are pooled (else their max), median and p90, how many
+took over 10 ms (a timer's wait, not a queue's), and the long flows'
+mean."""
 
 import argparse
 import gzip
@@ -36,7 +38,7 @@ from pathlib import Path
 import random
 import statistics
 
-from eval.report import MISMATCHED
+from eval.report import MISMATCHED, percentile
 from eval.run import pias_thresholds
 from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
 from sim.ns3_eval import NS3, read_flows, run_ns3
@@ -48,6 +50,7 @@ HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
 REFPCT = "10,20,30,40,50,60,70"
 SHORT_MAX = 100_000
+STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 
 
 def points(workloads, loads, schemes, seeds):
@@ -134,8 +137,10 @@ def summary(out, pts, regime, warmup_s=0.0):
                 "(while the thresholds learn from the first window) are "
                 "left out.", ""] if warmup_s else []),
              "| workload | load | scheme | seeds | flows completed | short "
-             "mean FCT (ms) | 95 % CI | short p99 (ms) | long mean FCT (ms) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "mean FCT (ms) | 95 % CI | short p99 (ms) | short median (ms) | "
+             f"short p90 (ms) | short over {STALL_MS} ms | long mean FCT "
+             "(ms) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups = {}
     for w, load, s, seed in pts:
         groups.setdefault((w, load, s), []).append(seed)
@@ -159,9 +164,14 @@ def summary(out, pts, regime, warmup_s=0.0):
         short = {seed: v for seed, v in short.items() if v}
         if short:
             mean, (lo, hi) = mean_ci(short, rng)
-            cells = f"{mean:.3f} | {lo:.3f}-{hi:.3f} | {tail(pooled(short))}"
+            all_short = pooled(short)
+            stalled = sum(v > STALL_MS for v in all_short)
+            cells = (f"{mean:.3f} | {lo:.3f}-{hi:.3f} | {tail(all_short)} | "
+                     f"{percentile(all_short, 0.5):.3f} | "
+                     f"{percentile(all_short, 0.9):.3f} | {stalled} "
+                     f"({100 * stalled / len(all_short):.2f} %)")
         else:
-            cells = "- | - | -"
+            cells = "- | - | - | - | - | -"
         lmean = f"{statistics.mean(long_):.3f}" if long_ else "-"
         lines.append(f"| {w} | {load * 100:.0f} % | {s} | {n} | "
                      f"{done}/{total} | {cells} | {lmean} |")

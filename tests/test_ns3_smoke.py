@@ -315,6 +315,9 @@ def test_the_grid_runs_each_point_once(tmp_path):
     assert [p.stat().st_mtime_ns for p in kept] == mtimes
     assert (tmp_path / "summary.md").read_text() == first
     assert "| cache | 50 % | awafs | 2 | 40/40 |" in first
+    row = next(line for line in first.splitlines()
+               if line.startswith("| cache | 50 % | awafs"))
+    assert len(row.split(" | ")) == 12      # Median, p90, over 10 ms too.
     # A run again gives the same bytes, gzip header included.
     for p in kept:
         p.unlink()
