@@ -39,6 +39,7 @@ from sim import tfs_model
 from testbed import markdown
 from testbed.flowgen import (REQ, karuna_deadline_ms,
                              karuna_spec)
+from testbed.micro import percentile as nearest_rank
 from testbed.workload import load_cdf, workloads_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,8 +57,8 @@ FIELDS = ["experiment", "run", "transport", "workload", "load", "scheme",
 
 
 def percentile(v, p):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(p * len(s)))] if s else float("nan")
+    """testbed.micro's nearest-rank quantile; NaN for no values."""
+    return nearest_rank(v, p) if v else float("nan")
 
 
 def p99(v):

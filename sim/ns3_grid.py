@@ -38,10 +38,11 @@ from pathlib import Path
 import random
 import statistics
 
-from eval.report import MISMATCHED, percentile
+from eval.report import MISMATCHED
 from eval.run import pias_thresholds
 from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
 from sim.ns3_eval import NS3, read_flows, run_ns3
+from testbed.micro import percentile
 from testbed.workload import workloads_dir
 
 WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]

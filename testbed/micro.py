@@ -74,9 +74,15 @@ class Result:
                 "thr_min": min(thr), "thr_max": max(thr)}
 
 
-def p99(values):
+def percentile(values, p):
+    """The nearest-rank 'p' quantile (0 <= p < 1) of 'values' (not
+    empty)."""
     s = sorted(values)
-    return s[min(len(s) - 1, int(0.99 * len(s)))]
+    return s[min(len(s) - 1, int(p * len(s)))]
+
+
+def p99(values):
+    return percentile(values, 0.99)
 
 
 class MicroBench(SenderBed):
