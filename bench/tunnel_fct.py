@@ -27,8 +27,8 @@ import statistics
 import time
 from pathlib import Path
 
-from eval.static_sweep import BOOTSTRAP, interval, pooled, ratio_ci
-from eval.static_sweep import resample_mean
+from eval.static_sweep import (BOOTSTRAP, interval, pooled, ratio_ci,
+                               resample_mean)
 from testbed.micro import SHORT, MicroBench
 from testbed.tunnel import KINDS
 

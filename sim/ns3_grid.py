@@ -30,13 +30,12 @@ mean."""
 import argparse
 import gzip
 import json
+import random
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
-
-import random
-import statistics
 
 from eval.report import MISMATCHED
 from eval.run import pias_thresholds

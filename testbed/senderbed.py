@@ -167,8 +167,9 @@ def run_clients(sb, qos_by_port, clients, sample_s, proof=None):
     every port's thresholds while they run, and removes the QoS.  With
     'proof' (a testbed.transport.Proof), reads the hosts' sockets while the
     clients run (every PROOF_POLL_S until it saw a server's and a client's
-    connection, then every PROOF_INTERVAL_S) and fails the run (TransportError) on one that runs
-    another transport, or if it saw none.  Returns
+    connection, then every PROOF_INTERVAL_S) and fails the run
+    (TransportError) on one that runs another transport, or if it saw
+    none.  Returns
     the clients' CSV rows and, per port, the thresholds sampled as
     (seconds, [bytes, ...]) and the port's counters at the end
     {"dropped": packets dropped, "sent": packets sent, "sent_bytes": their

@@ -2099,7 +2099,8 @@ main(int argc, char **argv)
                o.scheme.c_str(), o.transport.c_str(), o.leaves, o.spines,
                o.hosts_per_leaf, o.rate_bps, o.spine_rate_bps,
                o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold,
-               o.ecn_mode.c_str(), o.seed, g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
+               o.ecn_mode.c_str(), o.seed, g_run.completed, o.flows,
+               Mean(short_fct), Mean(long_fct),
                disc ? JoinThresholds(disc->Thresholds()).c_str() : "",
                completions, drops, marks, nic_drops, ports.size(),
                spine_packets.c_str(), ecmp.Multipath(), sim_s, wall_s);
