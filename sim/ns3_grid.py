@@ -18,7 +18,12 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
   mining's), fixed;
 - awafs: RefPct 10, 20, ..., 70 starting from those same thresholds;
 - auto: the FCT model's thresholds, from the same start;
-- fifo: one queue in effect; srpt: pFabric's order with the sizes known.
+- fifo: one queue in effect; srpt: pFabric's order with the sizes known;
+- pias-matched: PIAS-NS2's thresholds of the workload itself at the load;
+- static-refpct, static-refpct-xF: fixed at the workload CDF's 10th, 20th,
+  ..., 70th percentiles (what awafs learns from a window of the workload),
+  times F: with a few values of F, the sweep whose best point is the best
+  static thresholds in hindsight that issue 33 measures against.
 
 The summary (OUT/summary.md, also printed) gives per point the mean FCT of
 the short flows (at most 100 kB, as the thesis counts them) pooled over
@@ -31,6 +36,7 @@ import argparse
 import gzip
 import json
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -42,13 +48,14 @@ from eval.run import pias_thresholds
 from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
 from sim.ns3_eval import NS3, read_flows, run_ns3
 from testbed.micro import percentile
-from testbed.workload import workloads_dir
+from testbed.workload import inverse_cdf, load_cdf, workloads_dir
 
 WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
 LOADS = [0.5, 0.8]
 HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
 REFPCT = "10,20,30,40,50,60,70"
+STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
 SHORT_MAX = 100_000
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 
@@ -64,14 +71,36 @@ def points(workloads, loads, schemes, seeds):
             for seed in seeds for s in tier]
 
 
+def known(scheme):
+    return scheme in HEADLINE + MORE + ["pias-matched"] \
+        or bool(STATIC.match(scheme))
+
+
+def pias(workload, load):
+    """PIAS-NS2's thresholds of 'workload' at 'load', as an option."""
+    thr, _ = pias_thresholds(workload, load)
+    if not thr:
+        sys.exit(f"ns3_grid: no PIAS thresholds of {workload} at load "
+                 f"{load:g} in {workloads_dir()}")
+    return ",".join(map(str, thr))
+
+
+def static_refpct(workload, factor):
+    """The workload CDF's REFPCT percentiles times 'factor', in bytes."""
+    cdf = load_cdf(workloads_dir() / f"{workload}.cdf")
+    return ",".join(str(round(factor * inverse_cdf(cdf, int(p) / 100)))
+                    for p in REFPCT.split(","))
+
+
 def scheme_args(scheme, workload, load):
     """awafs-ns3's options for 'scheme' on 'workload' at 'load'."""
-    mismatched = MISMATCHED[workload].removeprefix("pias-")
-    thr, _ = pias_thresholds(mismatched, load)
-    if not thr:
-        sys.exit(f"ns3_grid: no PIAS thresholds of {mismatched} at load "
-                 f"{load:g} in {workloads_dir()}")
-    thr = ",".join(map(str, thr))
+    static = STATIC.match(scheme)
+    if static:
+        thr = static_refpct(workload, float(static.group(1) or 1))
+        return ["--scheme", "pias", "--thresholds", thr]
+    if scheme == "pias-matched":
+        return ["--scheme", "pias", "--thresholds", pias(workload, load)]
+    thr = pias(MISMATCHED[workload].removeprefix("pias-"), load)
     return {"fifo": ["--scheme", "fifo"],
             "pias": ["--scheme", "pias", "--thresholds", thr],
             "awafs": ["--scheme", "awafs", "--thresholds", thr,
@@ -209,7 +238,7 @@ def main(argv=None):
               args.interval_ms, *args.ns3_args.split()]
     schemes = args.schemes.split(",")
     for s in schemes:
-        if s not in HEADLINE + MORE:
+        if not known(s):
             ap.error(f"--schemes: unknown scheme {s}")
     pts = points(args.workloads.split(","),
                  [float(x) for x in args.loads.split(",")], schemes,

@@ -329,6 +329,33 @@ def test_the_grid_runs_each_point_once(tmp_path):
         ns3_grid.main(list(map(str, args[:-1])) + ["--leaves 3"])
 
 
+def test_the_grids_static_sweep_is_the_workloads_percentiles():
+    """static-refpct fixes the thresholds awafs would learn from a window
+    of the workload (its CDF's 10th-70th percentiles), -xF scales them,
+    pias-matched takes the workload's own PIAS thresholds; an unknown
+    scheme is refused."""
+    from eval.run import pias_thresholds
+    from sim import ns3_grid
+
+    def thresholds(scheme):
+        opts = ns3_grid.scheme_args(scheme, "websearch", 0.5)
+        assert opts[:2] == ["--scheme", "pias"]    # Static, never moves.
+        return [int(t) for t in opts[3].split(",")]
+
+    # websearch.cdf: 15 % of 8,760 B, 20 % up to 18,980 B, ... 70 % up to
+    # 973,820 B; the 50th percentile between 48,180 B (40 %) and 77,380 B.
+    assert thresholds("static-refpct") == [8760, 18980, 27740, 48180,
+                                           70642, 194180, 973820]
+    assert thresholds("static-refpct-x2") == [17520, 37960, 55480, 96360,
+                                              141283, 388360, 1947640]
+    assert thresholds("static-refpct-x0.5")[0] == 4380
+    assert thresholds("pias-matched") == pias_thresholds("websearch",
+                                                         0.5)[0]
+    for bad in ("static-refpct-x", "static-refpct-xhalf", "static"):
+        with pytest.raises(SystemExit):
+            ns3_grid.main(["--out", "/nonexistent", "--schemes", bad])
+
+
 @pytest.mark.parametrize("args,says", [
     (["--leaves", "3"], "--leaves is not an option of the star"),
     (["--topology", "leaf-spine", "--hosts", "3"],
