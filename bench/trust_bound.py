@@ -5,7 +5,8 @@ sequence gaps, floods the flow table and sends empty and padded segments
 (testbed/attacker.py) into the same awafs port at a given wire rate.
 
     python3 -m bench.trust_bound [--trust switch,verify] [--seeds 3]
-        [--scheme awafs-pct10|awafs-auto] [--window-weight source]
+        [--scheme awafs-pct10|awafs-pct70|awafs-auto|fifo]
+        [--window-weight source]
         [--attacks all,no-completions] [--flows N] [--load BPS]
         [--attack-rate BPS] [--rate-limit N] [--out DIR]
 
@@ -21,8 +22,8 @@ bounds, each over the seeds (the largest):
   bytes queue 0 took beyond the honest run's (same flows), over all it took;
 - FCT: the change of the honest short and long flows' mean and p99.
 Writes DIR/trust-bound.csv (a row per run) and DIR/trust-bound.md
-(trust-bound-auto.* for --scheme awafs-auto, with -by-source for
---window-weight source), and prints the report."""
+(trust-bound-SCHEME.* for another --scheme than awafs-pct10, with
+-by-source for --window-weight source), and prints the report."""
 
 import argparse
 import statistics
@@ -36,9 +37,15 @@ from testbed.micro import (LONG, SHORT, MicroBench, p99,
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The thresholds' rule: RefPct 10, or the FCT model (percentiles=auto).
-SCHEMES = {"awafs-pct10": ("RefPct 10", "trust-bound"),
-           "awafs-auto": ("percentiles=auto", "trust-bound-auto")}
+# The thresholds' rule: RefPct 10 or 70, or the FCT model
+# (percentiles=auto); and FIFO (one queue in effect), what the same attacks
+# do to a port that does not schedule.
+SCHEMES = {"awafs-pct10": ("RefPct 10 from 1000 kB", "trust-bound"),
+           "awafs-pct70": ("RefPct 70 from 1000 kB", "trust-bound-pct70"),
+           "awafs-auto": ("percentiles=auto from 1000 kB",
+                          "trust-bound-auto"),
+           "fifo": ("a static threshold of 4 GB: one queue in effect",
+                    "trust-bound-fifo")}
 # What the attacker sends (testbed/attacker.py --attacks): everything, and
 # everything but the attacks that end messages (SYN/FIN loops, gaps).
 ATTACK_SETS = {"all": "forged,loop,gap,flood,padded,empty",
@@ -154,7 +161,7 @@ def report(rows, args):
         f"Honest: {args.flows} flows (80 % 10 kB, 20 % 1000 kB from nginx),"
         f" offered {args.load / 1e6:.0f} Mbit/s into a port shaped to "
         f"100 Mbit/s, {args.scheme} (2 queues, {SCHEMES[args.scheme][0]}, "
-        "from 1000 kB, window "
+        "window "
         f"1 s, window-weight {args.window_weight}), completion-rate-limit "
         f"{args.rate_limit}, DCTCP. Attacker "
         f"(testbed/attacker.py) on {ATTACKER}: "
