@@ -38,14 +38,14 @@ from testbed.micro import (LONG, SHORT, MicroBench, p99,
 REPO = Path(__file__).resolve().parent.parent
 
 # The thresholds' rule: RefPct 10 or 70, or the FCT model
-# (percentiles=auto); and FIFO (one queue in effect), what the same attacks
-# do to a port that does not schedule.
+# (percentiles=auto); and a threshold no flow reaches, what the same
+# attacks do without adaptation (in trust=switch each source's queue-0
+# budget still sends bulk data to queue 1: not FIFO).
 SCHEMES = {"awafs-pct10": ("RefPct 10 from 1000 kB", "trust-bound"),
            "awafs-pct70": ("RefPct 70 from 1000 kB", "trust-bound-pct70"),
            "awafs-auto": ("percentiles=auto from 1000 kB",
                           "trust-bound-auto"),
-           "fifo": ("a static threshold of 4 GB: one queue in effect",
-                    "trust-bound-fifo")}
+           "fifo": ("a static threshold of 4 GB", "trust-bound-fifo")}
 # What the attacker sends (testbed/attacker.py --attacks): everything, and
 # everything but the attacks that end messages (SYN/FIN loops, gaps).
 ATTACK_SETS = {"all": "forged,loop,gap,flood,padded,empty",
