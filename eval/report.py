@@ -15,7 +15,8 @@ PNG plots beside them:
 - pias (§5.5) and hetero (§5.6): per workload and load, mean FCT of small
   (<= 100 kB), medium (<= 10 MB) and large flows and overall, p99 of small
   flows, mean slowdown, and the flows that suffered a retransmission
-  timeout; hetero also per workload of the host pair;
+  timeout, and of them the spurious ones (flow_stats()); hetero also per
+  workload of the host pair;
 - tardy (seed 004): per workload and load, mean and p99 FCT of short flows
   (<= 100 kB) that lost a packet (tardy: the server's TCP sent some of the
   response again) and of the others, TFS and TFS+ against AWAFS alone,
@@ -52,8 +53,8 @@ MISMATCHED = {"websearch": "pias-datamining", "datamining": "pias-websearch",
               "hadoop": "pias-datamining", "cache": "pias-datamining"}
 FIELDS = ["experiment", "run", "transport", "workload", "load", "scheme",
           "phase", "class", "flows", "mean_ms", "p99_ms", "slowdown",
-          "timeout_flows", "dropped", "ecn_marks", "tardy_share", "p95_ms",
-          "miss_pct"]
+          "timeout_flows", "spurious_timeout_flows", "dropped",
+          "ecn_marks", "tardy_share", "p95_ms", "miss_pct"]
 
 
 def percentile(v, p):
@@ -103,11 +104,20 @@ def base_row(exp, run, **extra):
 
 def flow_stats(flows):
     """The summary columns of a class of flows: count, mean and p99 FCT,
-    mean slowdown, flows that had a retransmission timeout."""
+    mean slowdown, flows that had a retransmission timeout and, of them,
+    those whose server then received a duplicate SACK (runs that logged
+    them): the client had the data it sent again, so the timeout was
+    spurious (a segment or its ACK late, not lost); the others lost a
+    segment."""
     fct = [int(r["fct_us"]) / 1000 for r in flows]
-    return {"flows": len(flows), "mean_ms": mean(fct), "p99_ms": p99(fct),
-            "slowdown": mean([float(r["slowdown"]) for r in flows]),
-            "timeout_flows": sum(int(r["timeouts"]) > 0 for r in flows)}
+    timed_out = [r for r in flows if int(r["timeouts"]) > 0]
+    stats = {"flows": len(flows), "mean_ms": mean(fct), "p99_ms": p99(fct),
+             "slowdown": mean([float(r["slowdown"]) for r in flows]),
+             "timeout_flows": len(timed_out)}
+    if all(r.get("dsacks") not in (None, "") for r in flows):
+        stats["spurious_timeout_flows"] = sum(int(r["dsacks"]) > 0
+                                              for r in timed_out)
+    return stats
 
 
 def class_rows(exp, run, flows, **extra):
@@ -452,9 +462,11 @@ def lateness(runs):
 
 
 CLASS_COLS = ["class", "scheme", "flows", "mean_ms", "p99_ms", "slowdown",
-              "timeout_flows", "dropped", "ecn_marks"]
+              "timeout_flows", "spurious_timeout_flows", "dropped",
+              "ecn_marks"]
 CLASS_HEAD = ["class", "scheme", "flows", "mean", "p99", "mean slowdown",
-              "flows with a timeout", "drops", "CE"]
+              "flows with a timeout", "of them spurious (a DSACK)",
+              "drops", "CE"]
 
 
 def workload_table(rows):

@@ -46,10 +46,12 @@ Without it the mark stays 0 (type 3).
 Server: per flow, the TCP_INFO counters of its connection from the
 response's first write until the next request or the close (when the
 client has it all): segments retransmitted and retransmission timeouts
-(tcpi_total_retrans, tcpi_total_rto), and the bytes sent again
+(tcpi_total_retrans, tcpi_total_rto), the bytes sent again
 (tcpi_bytes_sent beyond the response's own: retransmissions and tail loss
-probes, which tcpi_total_retrans leaves out).  One CSV row per flow: flow
-id, retransmits, timeouts, resent_bytes.
+probes, which tcpi_total_retrans leaves out), and the duplicate SACKs
+received (tcpi_dsack_dups: the client got a segment twice, so a copy sent
+again was not needed; after a timeout, a spurious one).  One CSV row per
+flow: flow id, retransmits, timeouts, resent_bytes, dsacks.
 
 The client's CSV, one row per flow: id, size, server, start_s, fct_us,
 slowdown, new_connection, phase (0, 1, ...), late_us (how late the
@@ -75,9 +77,11 @@ KARUNA_DEADLINE_MAX_MS = 0xfff
 KARUNA_SIZE_MAX_KB = 0xfffff
 TCP_INFO_LEN = 248
 # struct tcp_info offsets (linux/tcp.h): tcpi_total_retrans, tcpi_bytes_sent
-# (Linux 4.19 and later), tcpi_total_rto (Linux 6.7 and later; 0 before).
+# (Linux 4.19 and later), tcpi_dsack_dups (5.0), tcpi_total_rto (6.7; 0
+# before).
 TOTAL_RETRANS_OFS = 100
 BYTES_SENT_OFS = 200
+DSACK_DUPS_OFS = 216
 TOTAL_RTO_OFS = 240
 # Bytes on the wire per segment besides payload: Ethernet 14 + FCS 4 +
 # preamble/IFG 20 + IPv4 20 + TCP 20 + options 32 (timestamps, AWAFS).
@@ -99,9 +103,10 @@ def tcp_counters(sock):
     info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
     retrans = struct.unpack_from("=I", info, TOTAL_RETRANS_OFS)[0]
     sent = struct.unpack_from("=Q", info, BYTES_SENT_OFS)[0]
+    dsacks = struct.unpack_from("=I", info, DSACK_DUPS_OFS)[0]
     rto = (struct.unpack_from("=H", info, TOTAL_RTO_OFS)[0]
            if len(info) >= TOTAL_RTO_OFS + 2 else 0)
-    return retrans, rto, sent
+    return retrans, rto, sent, dsacks
 
 
 def karuna_mark(deadline_ms, size_bytes):
@@ -166,7 +171,7 @@ async def serve_connection(reader, writer, one_call, karuna, log):
             flow, size, start = pending
             now = tcp_counters(sock)
             log.writerow([flow, now[0] - start[0], now[1] - start[1],
-                          now[2] - start[2] - size])
+                          now[2] - start[2] - size, now[3] - start[3]])
 
     try:
         while True:
@@ -199,7 +204,8 @@ async def serve_connection(reader, writer, one_call, karuna, log):
 async def server_main(args):
     with open(args.log, "w", newline="", buffering=1) as f:
         log = csv.writer(f)
-        log.writerow(["id", "retransmits", "timeouts", "resent_bytes"])
+        log.writerow(["id", "retransmits", "timeouts", "resent_bytes",
+                      "dsacks"])
         srv = await asyncio.start_server(
             lambda r, w: serve_connection(r, w, args.one_call, args.karuna,
                                           log),
@@ -298,9 +304,9 @@ async def client_main(args):
 
 
 def merge_logs(client_csv, server_csvs, timeout=5.0):
-    """The client's rows with each flow's retransmits, timeouts and bytes
-    sent again from the servers' logs (flow 0, the base-RTT probes, is left
-    out).  A server logs a connection's last flow when the client closes
+    """The client's rows with each flow's retransmits, timeouts, bytes
+    sent again and duplicate SACKs from the servers' logs (flow 0, the
+    base-RTT probes, is left out).  A server logs a connection's last flow when the client closes
     it, so this waits up to 'timeout' seconds for every flow's row."""
     with open(client_csv) as f:
         rows = list(csv.DictReader(f))
@@ -312,14 +318,15 @@ def merge_logs(client_csv, server_csvs, timeout=5.0):
                 for r in csv.DictReader(f):
                     counters[r["id"]] = (int(r["retransmits"]),
                                          int(r["timeouts"]),
-                                         int(r["resent_bytes"]))
+                                         int(r["resent_bytes"]),
+                                         int(r["dsacks"]))
         if (all(r["id"] in counters for r in rows)
                 or time.monotonic() > until):
             break
         time.sleep(0.1)
     for r in rows:
-        r["retransmits"], r["timeouts"], r["resent_bytes"] = counters.get(
-            r["id"], (0, 0, 0))
+        (r["retransmits"], r["timeouts"], r["resent_bytes"],
+         r["dsacks"]) = counters.get(r["id"], (0, 0, 0, 0))
     return rows
 
 

@@ -84,6 +84,15 @@ def test_report_from_the_runs_files(tmp_path):
     write_run(tmp_path, "pias", "cache-load50-awafs-refpct",
               {"workload": "cache", "load": 0.5, "scheme": "awafs-refpct"},
               [flow(1, 500, 2000), flow(2, 200000, 40000, timeouts=1)])
+    # A run whose servers logged duplicate SACKs: of the three small flows
+    # with a timeout, the two whose server then got a DSACK were spurious;
+    # a DSACK without a timeout (a needless fast retransmit) is not one.
+    write_run(tmp_path, "pias", "cache-load80-awafs-refpct",
+              {"workload": "cache", "load": 0.8, "scheme": "awafs-refpct"},
+              [flow(1, 500, 2000, timeouts=1, dsacks=1),
+               flow(2, 900, 2000, timeouts=2, dsacks=3),
+               flow(3, 700, 2000, timeouts=1, dsacks=0),
+               flow(4, 800, 2000, timeouts=0, dsacks=1)])
     write_run(tmp_path, "shift", "q2-adaptive",
               {"queues": 2, "load": 0.8, "scheme": "awafs",
                "phases": [["datamining", 2], ["websearch", 1]]},
@@ -129,8 +138,12 @@ def test_report_from_the_runs_files(tmp_path):
     short = one(run="dctcp-load80-fifo", **{"class": "short"})
     assert short["flows"] == "8" and short["dropped"] == "3"
     assert abs(float(short["mean_ms"]) - 1.0035) < 1e-9
-    medium = one(workload="cache", **{"class": "medium"})
+    medium = one(workload="cache", load="50", **{"class": "medium"})
     assert medium["timeout_flows"] == "1" and medium["flows"] == "1"
+    assert medium["spurious_timeout_flows"] == ""   # No DSACKs logged.
+    small = one(workload="cache", load="80", **{"class": "small"})
+    assert small["timeout_flows"] == "3"
+    assert small["spurious_timeout_flows"] == "2"
     # The shift's flows are split by phase, each with its workload.
     before = one(experiment="shift", phase="0", **{"class": "small"})
     assert before["workload"] == "datamining" and before["flows"] == "2"
