@@ -996,23 +996,35 @@ awafs_main(void *arg OVS_UNUSED)
     pthread_detach(pthread_self());
 
     for (;;) {
-        struct awafs_qos *aq;
         int64_t now = awafs_now_us();
         /* Look at the list at least every 10 ms, for new instances. */
         int64_t next = now + 10 * 1000;
+        bool ran;
 
         if (now >= next_tunnels_us) {
             awafs_tunnels_refresh();
             next_tunnels_us = now + AWAFS_TUNNELS_REFRESH_US;
         }
-        ovs_mutex_lock(&awafs_mutex);
-        LIST_FOR_EACH (aq, list_node, &awafs_list) {
-            if (now >= aq->next_run_us) {
-                awafs_qos_recalc(aq, now);
+        /* One instance's round per hold of the mutex, which qos/show and
+         * reconfiguration take too: each waits for at most one round
+         * (bounded by the window's size: awafs_config_check()), not for
+         * every port due.  A round moves its instance's next run past
+         * 'now', so each runs once. */
+        do {
+            struct awafs_qos *aq;
+
+            ran = false;
+            ovs_mutex_lock(&awafs_mutex);
+            LIST_FOR_EACH (aq, list_node, &awafs_list) {
+                if (now >= aq->next_run_us) {
+                    awafs_qos_recalc(aq, now);
+                    ran = true;
+                    break;
+                }
+                next = MIN(next, aq->next_run_us);
             }
-            next = MIN(next, aq->next_run_us);
-        }
-        ovs_mutex_unlock(&awafs_mutex);
+            ovs_mutex_unlock(&awafs_mutex);
+        } while (ran);
 
         now = awafs_now_us();
         if (next > now) {
