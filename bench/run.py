@@ -330,10 +330,10 @@ def targets_section(res):
     core_val = {(r["benchmark"], r["variant"]): float(r["value"])
                 for r in res.rows["core"]}
     recalc_64k = core_val[("recalc",
-                           "histogram window 64000 samples 8 queues")]
+                           "histogram window 65536 samples 8 queues")]
     recalc_64k_exact = core_val[("recalc",
-                                 "exact window 64000 samples 8 queues")]
-    recalc_auto = core_val[("recalc", "histogram window 64000 samples 8 "
+                                 "exact window 65536 samples 8 queues")]
+    recalc_auto = core_val[("recalc", "histogram window 65536 samples 8 "
                                       "queues percentiles=auto")]
     ring = core_val[("ring", "1 producer(s) push attempts per producer")]
     ring2 = core_val[("ring", "2 producer(s) push attempts per producer")]

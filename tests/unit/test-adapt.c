@@ -413,6 +413,21 @@ test_config_check(void **state)
     awafs_config_default(&c, 2);
     c.pct_milli[3] = 0;
     assert_null(awafs_config_check(&c));
+    /* An exact window is bounded by the time a round takes. */
+    awafs_config_default(&c, 4);
+    c.window_kind = AWAFS_WINDOW_EXACT;
+    c.window_capacity = 1u << 20;
+    assert_null(awafs_config_check(&c));
+    c.window_capacity++;
+    assert_string_equal(awafs_config_check(&c),
+                        "window capacity must be between 16 and 1048576");
+    c.window_capacity = 1u << 16;
+    c.minimise_fct = true;
+    assert_null(awafs_config_check(&c));
+    c.window_capacity++;
+    assert_non_null(strstr(awafs_config_check(&c), "at most 65536"));
+    c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    assert_null(awafs_config_check(&c));
     /* Sources are weighed in the histogram window only. */
     awafs_config_default(&c, 2);
     c.weigh_sources = true;
@@ -632,9 +647,7 @@ test_memory_checked_before_allocation(void **state)
                                     sizeof msg));
     assert_non_null(strstr(msg, "more than the 134217728 a port may use"));
     /* Fits a port, but not beside what the others hold. */
-    cfg.ring_capacity = 4096;
-    cfg.window_kind = AWAFS_WINDOW_EXACT;
-    cfg.window_capacity = 1u << 22;             /* 96 MiB. */
+    cfg.ring_capacity = 1u << 21;               /* 64 MiB. */
     bytes = awafs_port_memsize(&m);
     assert_true(awafs_memory_check(bytes, 0, AWAFS_MEM_PORT_MAX_DEFAULT,
                                    AWAFS_MEM_TOTAL_MAX_DEFAULT, msg,
