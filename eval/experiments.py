@@ -54,7 +54,8 @@ def micro_bench(params):
 
 def micro_measure(bench, params):
     r = bench.measure(params["scheme"], params["flows"],
-                      params["load"] * RATE, RATE)
+                      params["load"] * RATE, RATE,
+                      seed=params.get("seed", 1))
     return r.rows, {"p0": [(t, [v]) for t, v in r.thresholds]}, \
         {"p0": bench.port_stats}
 
@@ -78,7 +79,8 @@ def hetero_bench(params):
 def hetero_measure(bench, params):
     rows, samples = bench.measure(
         params["qos"], params["load"], RATE,
-        lambda w, bps: bps / (8 * mean_bytes(w)), params["seconds"])
+        lambda w, bps: bps / (8 * mean_bytes(w)), params["seconds"],
+        seed=params.get("seed", 1))
     return rows, samples, bench.port_stats
 
 
@@ -104,7 +106,8 @@ def flow_bench(params):
 def flow_measure(bench, params):
     rows, thresholds = bench.measure(
         params["qos"], [(cdf_path(w), n) for w, n in params["phases"]],
-        params["load"] * RATE, RATE, per_flow=params.get("per_flow", False))
+        params["load"] * RATE, RATE, seed=params.get("seed", 1),
+        per_flow=params.get("per_flow", False))
     if params.get("karuna"):
         # Each flow's Karuna spec, from its server: its type and deadline.
         spec = {f"{h.addr}:{PORT}": k or ""

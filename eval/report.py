@@ -32,6 +32,8 @@ PNG plots beside them:
 import argparse
 import csv
 import json
+import random
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -575,6 +577,63 @@ def preamble(out):
             "run.", ""]
 
 
+SEED_SUFFIX = re.compile(r"-seed(\d+)$")
+SHORT_MAX = 100000          # The thesis's short flows, in every experiment.
+
+
+def seed_groups(runs):
+    """{(experiment, run name): {seed: Run}} of the runs kept with more than
+    one seed (eval/run.py --seeds: seed 1 is the name alone, seed S the name
+    with -seedS)."""
+    groups = {}
+    for exp, rs in runs.items():
+        for run in rs:
+            m = SEED_SUFFIX.search(run.key)
+            name = run.key[:m.start()] if m else run.key
+            groups.setdefault((exp, name), {})[int(m.group(1)) if m else 1] \
+                = run
+    return {k: v for k, v in groups.items() if len(v) > 1}
+
+
+def seeds_section(runs):
+    """Per run kept with several seeds: its short flows (at most 100 kB)
+    pooled over the seeds, their mean with a 95 % bootstrap interval
+    (eval/static_sweep.py mean_ci(): resampled within each seed), p99 where
+    enough are pooled, else the maximum; the flows with a timeout (and of
+    them the spurious ones, where logged) and the port's drops, summed."""
+    from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
+
+    groups = seed_groups(runs)
+    if not groups:
+        return []
+    rng = random.Random(1)
+    lines = markdown.head(["experiment", "run", "seeds", "short flows",
+                           "short mean (ms)", "95 % CI",
+                           "short p99 (ms)", "flows with a timeout",
+                           "of them spurious", "drops"])
+    for (exp, name), by_seed in sorted(groups.items()):
+        short = {seed: [int(r["fct_us"]) / 1000 for r in run.flows
+                        if int(r["size"]) <= SHORT_MAX]
+                 for seed, run in by_seed.items()}
+        short = {seed: v for seed, v in short.items() if v}
+        if not short:
+            continue
+        mean, (lo, hi) = mean_ci(short, rng)
+        flows = [r for run in by_seed.values() for r in run.flows]
+        stats = flow_stats(flows)
+        lines.append(markdown.row([
+            exp, name, len(by_seed), len(pooled(short)), f"{mean:.3f}",
+            f"{lo:.3f}-{hi:.3f}", tail(pooled(short)),
+            stats["timeout_flows"], stats.get("spurious_timeout_flows", "-"),
+            sum(run.port_totals()["dropped"] for run in by_seed.values())]))
+    return ["## Seeds pooled", "",
+            "Runs kept with several seeds (`eval/run.py --seeds N`): short "
+            "flows (at most 100 kB) pooled over the seeds; the interval is a "
+            "95 % bootstrap of their mean, resampled within each seed; p99 "
+            f"where at least {P99_MIN_FLOWS} are pooled, else their max.", "",
+            *lines, ""]
+
+
 def overhead_section(runs):
     return ["## The generators' own overhead", "",
             "How late the load generators (testbed/httpload.py, "
@@ -606,6 +665,7 @@ def main(argv):
     for name, exp in EXPERIMENTS.items():
         if rows[name]:
             md += exp.section(rows[name], runs[name], out)
+    md += seeds_section(runs)
     md += overhead_section(runs)
     (out / "report.md").write_text("\n".join(md))
     print(f"report: {out / 'report.md'}", file=sys.stderr)

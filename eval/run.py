@@ -1,15 +1,18 @@
 """`make eval`: the thesis's experiments on real TCP through the switch.
 
     python3 -m eval.run [--out DIR] [--only EXPERIMENT] [--match TEXT]
-                        [--scale F] [--list]
+                        [--seeds N] [--scale F] [--list]
 
 Runs every run of the suite that has no result yet (a run's result is its
 CSV under DIR/runs/EXPERIMENT/, written last, when it finishes: interrupted,
 the suite resumes where it stopped), with a progress line and an estimate
 of the time left, then regenerates the report (eval/report.py) from all the
 CSVs.  --match TEXT runs only the runs whose name contains TEXT (e.g.
-load80).  --scale F runs F times the flows of each run (at least 20), for a
-quick look; give it its own --out, as its results are not the suite's.
+load80).  --seeds N runs each run with seeds 1 to N (other sizes and
+arrivals; seed 1 is the run's own name, seed S > 1 its name with -seedS),
+and the report pools a run's seeds (eval/report.py seeds_section()).
+--scale F runs F times the flows of each run (at least 20), for a quick
+look; give it its own --out, as its results are not the suite's.
 
 Every run writes, beside its flows' CSV: RUN.json (its parameters, the
 awafs ports' drop and ECN-mark counters, and its transport as its sockets
@@ -285,6 +288,13 @@ def suite():
     return runs
 
 
+def with_seeds(runs, n):
+    """Each of 'runs' with seeds 1 to 'n': seed 1 keeps its name."""
+    return [(exp, key if seed == 1 else f"{key}-seed{seed}",
+             {**params, "seed": seed})
+            for exp, key, params in runs for seed in range(1, n + 1)]
+
+
 def seconds(exp, params):
     """A run's expected duration."""
     return EXPERIMENTS[exp].seconds(params)
@@ -360,12 +370,16 @@ def main(argv):
     ap.add_argument("--out", default=str(REPO / "build" / "eval"))
     ap.add_argument("--only", choices=list(EXPERIMENTS))
     ap.add_argument("--match", default="")
+    ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
+    if args.seeds < 1:
+        ap.error("--seeds: at least 1")
     out = Path(args.out)
-    runs = [r for r in suite() if (not args.only or r[0] == args.only)
-            and args.match in r[1]]
+    runs = with_seeds([r for r in suite()
+                       if (not args.only or r[0] == args.only)
+                       and args.match in r[1]], args.seeds)
     for exp, _, params in runs:
         EXPERIMENTS[exp].scale(params, args.scale)
     if args.list:

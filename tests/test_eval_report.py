@@ -74,6 +74,43 @@ def test_finished_runs_are_skipped(tmp_path):
     assert len(run.pending(runs, tmp_path)) == len(runs)
 
 
+def test_seeds_run_under_their_own_names():
+    """--seeds N: every run N times, seed 1 under its own name (the runs
+    kept before seeds existed stay valid), seed S under NAME-seedS."""
+    runs = run.with_seeds(run.suite()[:2], 3)
+    assert [(key, p["seed"]) for _, key, p in runs][:3] == [
+        (run.suite()[0][1], 1), (f"{run.suite()[0][1]}-seed2", 2),
+        (f"{run.suite()[0][1]}-seed3", 3)]
+    assert len(runs) == 6
+
+
+def test_seeds_are_pooled_with_an_interval(tmp_path):
+    """A run kept with two seeds: its short flows pooled, their mean with
+    a bootstrap interval that holds it; a run with one seed is not in the
+    section."""
+    for key, fcts in (("cache-load50-fifo", (1000, 3000)),
+                      ("cache-load50-fifo-seed2", (2000, 6000)),
+                      ("cache-load80-fifo", (1000, 1000))):
+        write_run(tmp_path, "pias", key,
+                  {"workload": "cache", "load": 0.5, "scheme": "fifo"},
+                  [flow(1, 5000, fcts[0], dsacks=0),
+                   flow(2, 90000, fcts[1], timeouts=1, dsacks=1),
+                   flow(3, 2000000, 50000, dsacks=0)])
+    report.main(["--out", str(tmp_path)])
+    text = (tmp_path / "report.md").read_text()
+    section = text.split("## Seeds pooled")[1]
+    row = next(line for line in section.splitlines()
+               if line.startswith("| pias | cache-load50-fifo |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # 2 seeds, 4 short flows: (1 + 3 + 2 + 6) / 4 ms; 2 timeouts, both
+    # spurious; PORTS' 3 drops a run.
+    assert cells[2:5] == ["2", "4", "3.000"]
+    lo, hi = map(float, cells[5].split("-"))
+    assert lo <= 3.0 <= hi
+    assert cells[6] == "max 6.00" and cells[7:] == ["2", "2", "6"]
+    assert "cache-load80-fifo |" not in section
+
+
 def test_report_from_the_runs_files(tmp_path):
     micro = [flow(i, 10000, 1000 + i) for i in range(8)] + \
         [flow(9, 1000000, 90000)]
