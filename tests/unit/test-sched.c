@@ -660,6 +660,47 @@ test_send_direct(void **state)
     awafs_sched_destroy(s);
 }
 
+/* A direct send counts each packet and its bytes in its queue: bursts of
+ * every queue, a queue out of range counted in the last, lengths from 60
+ * bytes to 1 MiB. */
+static void
+test_send_direct_counts_every_queue(void **state)
+{
+    enum { N = 41 };
+    struct awafs_sched *s = awafs_sched_create(8, 64);
+    uint64_t want_packets[8] = { 0 }, want_bytes[8] = { 0 }, total = 0;
+    uint8_t queues[N];
+    uint32_t lens[N];
+    void *pkts[N], *victims[N];
+    uint64_t bytes;
+
+    (void) state;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            queues[i] = (i * 5 + round) % 9;        /* 8: out of range. */
+            lens[i] = (round && i == 20 ? 1u << 20
+                       : i % 7 == 0 ? (1u << 17) - 1 : 60 + i * 37);
+            pkts[i] = PKT(queues[i] % 8, i);
+            want_packets[queues[i] < 8 ? queues[i] : 7]++;
+            want_bytes[queues[i] < 8 ? queues[i] : 7] += lens[i];
+            total += lens[i];
+        }
+        assert_int_equal(awafs_sched_send_direct(s, queues, pkts, lens, NULL,
+                                                 N, N, 0, victims, &bytes),
+                         0);
+    }
+    for (uint32_t q = 0; q < 8; q++) {
+        struct awafs_queue_stats st;
+
+        awafs_sched_get_queue_stats(s, q, &st);
+        assert_int_equal(st.tx_packets, want_packets[q]);
+        assert_int_equal(st.tx_bytes, want_bytes[q]);
+        total -= st.tx_bytes;
+    }
+    assert_int_equal(total, 0);
+    awafs_sched_destroy(s);
+}
+
 /* Byte-free segments take queue 0 only within the port's budget: 1/16 of
  * its rate and a 64 KiB burst, charged each frame's length, so 1000 ACKs
  * padded to 1514 bytes put at most the burst (and what the rate refills)
@@ -710,6 +751,7 @@ AWAFS_UNIT_MAIN(sched)
         cmocka_unit_test(test_starvation_guard),
         cmocka_unit_test(test_counters_add_up),
         cmocka_unit_test(test_send_direct),
+        cmocka_unit_test(test_send_direct_counts_every_queue),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
