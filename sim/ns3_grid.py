@@ -45,7 +45,8 @@ from pathlib import Path
 
 from eval.report import MISMATCHED
 from eval.run import pias_thresholds
-from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
+from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled, ratio_ci,
+                               tail)
 from sim.ns3_eval import NS3, read_flows, run_ns3
 from testbed.micro import percentile
 from testbed.workload import inverse_cdf, load_cdf, workloads_dir
@@ -153,43 +154,65 @@ def progress(done, total, ran, elapsed):
           flush=True)
 
 
+def point_flows(out, w, load, s, seeds, warmup_s):
+    """Of the kept runs of (w, load, s) over 'seeds', the flows that started
+    'warmup_s' or later: ({seed: short FCTs}, long FCTs, completed, all),
+    or None if no run is kept."""
+    short, long_, done, total = {}, [], 0, 0
+    for seed in seeds:
+        path = out / f"{tag(w, load, s, seed)}.csv.gz"
+        if not path.exists():
+            continue
+        flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s]
+        total += len(flows)
+        done += sum(r["fct_ms"] is not None for r in flows)
+        short[seed] = [r["fct_ms"] for r in flows
+                       if r["fct_ms"] is not None and r["size"] <= SHORT_MAX]
+        long_ += [r["fct_ms"] for r in flows
+                  if r["fct_ms"] is not None and r["size"] > SHORT_MAX]
+    return (short, long_, done, total) if short else None
+
+
 def summary(out, pts, regime, warmup_s=0.0):
     """The markdown table of every point with at least one finished run,
-    of the flows that started 'warmup_s' or later into their run."""
-    rng = random.Random(1)
+    of the flows that started 'warmup_s' or later into their run; where
+    static-refpct schemes ran, each scheme's short mean against the best of
+    them (the best static thresholds in hindsight of the sweep)."""
+    # Two generators, so that the intervals of the means do not depend on
+    # which points have a best static to compare with.
+    rng, rng_ratio = random.Random(1), random.Random(1)
     lines = [f"Leaf-spine on ns-3: {regime}.", "",
              "Short flows: at most 100 kB, pooled over the seeds; the "
              "interval is a 95 % bootstrap of their mean (resampled within "
              "each seed, eval/static_sweep.py's mean_ci()); p99 where at "
-             f"least {P99_MIN_FLOWS} are pooled, else their max.", "",
+             f"least {P99_MIN_FLOWS} are pooled, else their max. Against "
+             "the best static: the change of the short mean against the "
+             "static-refpct scheme of the lowest one at that point, with "
+             "its 95 % bootstrap interval (eval/static_sweep.py's "
+             "ratio_ci()).", "",
              *([f"Flows that started in a run's first {warmup_s:g} s "
                 "(while the thresholds learn from the first window) are "
                 "left out.", ""] if warmup_s else []),
              "| workload | load | scheme | seeds | flows completed | short "
              "mean FCT (ms) | 95 % CI | short p99 (ms) | short median (ms) | "
              f"short p90 (ms) | short over {STALL_MS} ms | long mean FCT "
-             "(ms) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "(ms) | short mean against the best static [95 % CI] |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups = {}
     for w, load, s, seed in pts:
         groups.setdefault((w, load, s), []).append(seed)
-    for (w, load, s), seeds in groups.items():
-        short, long_, done, total = {}, [], 0, 0
-        for seed in seeds:
-            path = out / f"{tag(w, load, s, seed)}.csv.gz"
-            if not path.exists():
-                continue
-            flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s]
-            total += len(flows)
-            done += sum(r["fct_ms"] is not None for r in flows)
-            short[seed] = [r["fct_ms"] for r in flows
-                           if r["fct_ms"] is not None
-                           and r["size"] <= SHORT_MAX]
-            long_ += [r["fct_ms"] for r in flows
-                      if r["fct_ms"] is not None and r["size"] > SHORT_MAX]
+    kept = {k: point_flows(out, *k, seeds, warmup_s)
+            for k, seeds in groups.items()}
+    kept = {k: v for k, v in kept.items() if v}
+    best = {}
+    for (w, load, s), (short, _, _, _) in kept.items():
+        short = {seed: v for seed, v in short.items() if v}
+        if STATIC.match(s) and short:
+            m = statistics.mean(pooled(short))
+            if (w, load) not in best or m < best[w, load][1]:
+                best[w, load] = (s, m, short)
+    for (w, load, s), (short, long_, done, total) in kept.items():
         n = len(short)
-        if not n:
-            continue
         short = {seed: v for seed, v in short.items() if v}
         if short:
             mean, (lo, hi) = mean_ci(short, rng)
@@ -202,8 +225,16 @@ def summary(out, pts, regime, warmup_s=0.0):
         else:
             cells = "- | - | - | - | - | -"
         lmean = f"{statistics.mean(long_):.3f}" if long_ else "-"
+        against = "-"
+        if short and (w, load) in best:
+            name, _, ref = best[w, load]
+            if name == s:
+                against = "(best)"
+            else:
+                pct, (plo, phi) = ratio_ci(short, ref, rng_ratio)
+                against = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
         lines.append(f"| {w} | {load * 100:.0f} % | {s} | {n} | "
-                     f"{done}/{total} | {cells} | {lmean} |")
+                     f"{done}/{total} | {cells} | {lmean} | {against} |")
     return "\n".join(lines) + "\n"
 
 

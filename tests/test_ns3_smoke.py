@@ -10,6 +10,7 @@ move; RefPct 10 and the FCT model both learn the short size; short flows
 finish sooner than under FIFO; DCTCP's packets are marked at the port."""
 
 import hashlib
+import re
 import subprocess
 
 import pytest
@@ -317,7 +318,8 @@ def test_the_grid_runs_each_point_once(tmp_path):
     assert "| cache | 50 % | awafs | 2 | 40/40 |" in first
     row = next(line for line in first.splitlines()
                if line.startswith("| cache | 50 % | awafs"))
-    assert len(row.split(" | ")) == 12      # Median, p90, over 10 ms too.
+    assert len(row.split(" | ")) == 13      # Median, p90, over 10 ms too.
+    assert row.endswith("| - |")            # No static sweep to compare.
     # A run again gives the same bytes, gzip header included.
     for p in kept:
         p.unlink()
@@ -327,6 +329,26 @@ def test_the_grid_runs_each_point_once(tmp_path):
     # Another regime in the same folder is refused.
     with pytest.raises(SystemExit):
         ns3_grid.main(list(map(str, args[:-1])) + ["--leaves 3"])
+
+
+def test_the_grid_compares_with_the_best_static(tmp_path):
+    """With static-refpct schemes at a point, the summary marks the lowest
+    short mean among them "(best)" and gives every other scheme's change
+    against it with an interval."""
+    from sim import ns3_grid
+
+    ns3_grid.main(list(map(str, [
+        "--out", tmp_path, "--flows", 30, "--seeds", 1, "--workloads",
+        "cache", "--loads", "0.5", "--schemes",
+        "static-refpct,static-refpct-x2,awafs",
+        "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"])))
+    rows = {line.split(" | ")[2]: line.split(" | ")[-1].rstrip(" |")
+            for line in (tmp_path / "summary.md").read_text().splitlines()
+            if line.startswith("| cache |")}
+    statics = [rows["static-refpct"], rows["static-refpct-x2"]]
+    assert sorted(statics)[0] == "(best)" and "%" in sorted(statics)[1]
+    assert re.fullmatch(r"[+-]\d+\.\d % \[[+-]\d+\.\d, [+-]\d+\.\d\]",
+                        rows["awafs"]), rows
 
 
 def test_the_grids_static_sweep_is_the_workloads_percentiles():
