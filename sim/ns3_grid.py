@@ -173,11 +173,12 @@ def point_flows(out, w, load, s, seeds, warmup_s):
     return (short, long_, done, total) if short else None
 
 
-def summary(out, pts, regime, warmup_s=0.0):
+def summary(out, pts, regime, warmup_s=0.0, against=None):
     """The markdown table of every point with at least one finished run,
-    of the flows that started 'warmup_s' or later into their run; where
-    static-refpct schemes ran, each scheme's short mean against the best of
-    them (the best static thresholds in hindsight of the sweep)."""
+    of the flows that started 'warmup_s' or later into their run; each
+    scheme's short mean against scheme 'against' at its point or, without
+    it, against the best static-refpct scheme there (the best static
+    thresholds in hindsight of the sweep), where one ran."""
     # Two generators, so that the intervals of the means do not depend on
     # which points have a best static to compare with.
     rng, rng_ratio = random.Random(1), random.Random(1)
@@ -186,17 +187,20 @@ def summary(out, pts, regime, warmup_s=0.0):
              "interval is a 95 % bootstrap of their mean (resampled within "
              "each seed, eval/static_sweep.py's mean_ci()); p99 where at "
              f"least {P99_MIN_FLOWS} are pooled, else their max. Against "
-             "the best static: the change of the short mean against the "
-             "static-refpct scheme of the lowest one at that point, with "
-             "its 95 % bootstrap interval (eval/static_sweep.py's "
-             "ratio_ci()).", "",
+             f"{against or 'the best static'}: the change of the short mean "
+             "against "
+             + (f"{against}'s" if against else "the static-refpct scheme of "
+                "the lowest one")
+             + " at that point, with its 95 % bootstrap interval "
+             "(eval/static_sweep.py's ratio_ci()).", "",
              *([f"Flows that started in a run's first {warmup_s:g} s "
                 "(while the thresholds learn from the first window) are "
                 "left out.", ""] if warmup_s else []),
              "| workload | load | scheme | seeds | flows completed | short "
              "mean FCT (ms) | 95 % CI | short p99 (ms) | short median (ms) | "
              f"short p90 (ms) | short over {STALL_MS} ms | long mean FCT "
-             "(ms) | short mean against the best static [95 % CI] |",
+             f"(ms) | short mean against {against or 'the best static'} "
+             "[95 % CI] |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups = {}
     for w, load, s, seed in pts:
@@ -207,7 +211,7 @@ def summary(out, pts, regime, warmup_s=0.0):
     best = {}
     for (w, load, s), (short, _, _, _) in kept.items():
         short = {seed: v for seed, v in short.items() if v}
-        if STATIC.match(s) and short:
+        if (s == against if against else STATIC.match(s)) and short:
             m = statistics.mean(pooled(short))
             if (w, load) not in best or m < best[w, load][1]:
                 best[w, load] = (s, m, short)
@@ -225,16 +229,16 @@ def summary(out, pts, regime, warmup_s=0.0):
         else:
             cells = "- | - | - | - | - | -"
         lmean = f"{statistics.mean(long_):.3f}" if long_ else "-"
-        against = "-"
+        cell = "-"
         if short and (w, load) in best:
             name, _, ref = best[w, load]
             if name == s:
-                against = "(best)"
+                cell = "(the reference)" if against else "(best)"
             else:
                 pct, (plo, phi) = ratio_ci(short, ref, rng_ratio)
-                against = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
+                cell = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
         lines.append(f"| {w} | {load * 100:.0f} % | {s} | {n} | "
-                     f"{done}/{total} | {cells} | {lmean} | {against} |")
+                     f"{done}/{total} | {cells} | {lmean} | {cell} |")
     return "\n".join(lines) + "\n"
 
 
@@ -256,6 +260,8 @@ def main(argv=None):
                     "'--leaves 3 --hosts-per-leaf 4'")
     ap.add_argument("--summary-only", action="store_true",
                     help="run nothing, summarise the runs kept")
+    ap.add_argument("--against", help="a scheme each scheme's short mean "
+                    "is compared with (default: the best static-refpct)")
     ap.add_argument("--warmup-s", type=float, default=0.0,
                     help="leave out of the summary the flows that started "
                     "this early in their run")
@@ -299,7 +305,7 @@ def main(argv=None):
         print(file=sys.stderr)
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
-    text = summary(args.out, pts, regime, args.warmup_s)
+    text = summary(args.out, pts, regime, args.warmup_s, args.against)
     (args.out / "summary.md").write_text(text)
     print(text, end="")
 

@@ -334,14 +334,14 @@ def test_the_grid_runs_each_point_once(tmp_path):
 def test_the_grid_compares_with_the_best_static(tmp_path):
     """With static-refpct schemes at a point, the summary marks the lowest
     short mean among them "(best)" and gives every other scheme's change
-    against it with an interval."""
+    against it with an interval; --against names another reference."""
     from sim import ns3_grid
 
-    ns3_grid.main(list(map(str, [
-        "--out", tmp_path, "--flows", 30, "--seeds", 1, "--workloads",
-        "cache", "--loads", "0.5", "--schemes",
-        "static-refpct,static-refpct-x2,awafs",
-        "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"])))
+    args = ["--out", tmp_path, "--flows", 30, "--seeds", 1, "--workloads",
+            "cache", "--loads", "0.5", "--schemes",
+            "static-refpct,static-refpct-x2,awafs",
+            "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
+    ns3_grid.main(list(map(str, args)))
     rows = {line.split(" | ")[2]: line.split(" | ")[-1].rstrip(" |")
             for line in (tmp_path / "summary.md").read_text().splitlines()
             if line.startswith("| cache |")}
@@ -349,6 +349,11 @@ def test_the_grid_compares_with_the_best_static(tmp_path):
     assert sorted(statics)[0] == "(best)" and "%" in sorted(statics)[1]
     assert re.fullmatch(r"[+-]\d+\.\d % \[[+-]\d+\.\d, [+-]\d+\.\d\]",
                         rows["awafs"]), rows
+    # Against a scheme named instead, from the runs kept.
+    args += ["--summary-only", "--against", "awafs"]
+    ns3_grid.main(list(map(str, args)))
+    text = (tmp_path / "summary.md").read_text()
+    assert "| (the reference) |" in text and "(best)" not in text
 
 
 def test_the_grids_static_sweep_is_the_workloads_percentiles():
