@@ -601,36 +601,53 @@ def seeds_section(runs):
     (eval/static_sweep.py mean_ci(): resampled within each seed), p99 where
     enough are pooled, else the maximum; the flows with a timeout (and of
     them the spurious ones, where logged) and the port's drops, summed."""
-    from eval.static_sweep import P99_MIN_FLOWS, mean_ci, pooled, tail
+    from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled,
+                                   ratio_ci, tail)
 
     groups = seed_groups(runs)
     if not groups:
         return []
-    rng = random.Random(1)
+    short = {}
+    for key, by_seed in groups.items():
+        short[key] = {seed: v for seed, v in (
+            (seed, [int(r["fct_us"]) / 1000 for r in run.flows
+                    if int(r["size"]) <= SHORT_MAX])
+            for seed, run in by_seed.items()) if v}
+    rng, rng_ratio = random.Random(1), random.Random(1)
     lines = markdown.head(["experiment", "run", "seeds", "short flows",
                            "short mean (ms)", "95 % CI",
-                           "short p99 (ms)", "flows with a timeout",
-                           "of them spurious", "drops"])
+                           "short p99 (ms)", "against PIAS mismatched",
+                           "flows with a timeout", "of them spurious",
+                           "drops"])
     for (exp, name), by_seed in sorted(groups.items()):
-        short = {seed: [int(r["fct_us"]) / 1000 for r in run.flows
-                        if int(r["size"]) <= SHORT_MAX]
-                 for seed, run in by_seed.items()}
-        short = {seed: v for seed, v in short.items() if v}
-        if not short:
+        mine = short[exp, name]
+        if not mine:
             continue
-        mean, (lo, hi) = mean_ci(short, rng)
-        flows = [r for run in by_seed.values() for r in run.flows]
-        stats = flow_stats(flows)
+        mean, (lo, hi) = mean_ci(mine, rng)
+        meta = next(iter(by_seed.values())).meta
+        base = (exp, f"{meta['workload']}-load{round(meta['load'] * 100)}-"
+                f"{MISMATCHED[meta['workload']]}") \
+            if exp == "pias" and meta.get("workload") in MISMATCHED else None
+        against = "-"
+        if base == (exp, name):
+            against = "(the reference)"
+        elif short.get(base):
+            pct, (plo, phi) = ratio_ci(mine, short[base], rng_ratio)
+            against = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
+        stats = flow_stats([r for run in by_seed.values() for r in run.flows])
         lines.append(markdown.row([
-            exp, name, len(by_seed), len(pooled(short)), f"{mean:.3f}",
-            f"{lo:.3f}-{hi:.3f}", tail(pooled(short)),
+            exp, name, len(by_seed), len(pooled(mine)), f"{mean:.3f}",
+            f"{lo:.3f}-{hi:.3f}", tail(pooled(mine)), against,
             stats["timeout_flows"], stats.get("spurious_timeout_flows", "-"),
             sum(run.port_totals()["dropped"] for run in by_seed.values())]))
     return ["## Seeds pooled", "",
             "Runs kept with several seeds (`eval/run.py --seeds N`): short "
             "flows (at most 100 kB) pooled over the seeds; the interval is a "
             "95 % bootstrap of their mean, resampled within each seed; p99 "
-            f"where at least {P99_MIN_FLOWS} are pooled, else their max.", "",
+            f"where at least {P99_MIN_FLOWS} are pooled, else their max; "
+            "in the pias experiment the change of the short mean against "
+            "PIAS with the thesis's mismatched thresholds at that workload "
+            "and load, with its 95 % bootstrap interval.", "",
             *lines, ""]
 
 

@@ -3,6 +3,7 @@ again (eval/run.py), and the report is regenerated from the runs' files
 alone (eval/report.py)."""
 
 import csv
+import re
 
 from eval import report, run
 
@@ -90,6 +91,8 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     section."""
     for key, fcts in (("cache-load50-fifo", (1000, 3000)),
                       ("cache-load50-fifo-seed2", (2000, 6000)),
+                      ("cache-load50-pias-datamining", (2000, 6000)),
+                      ("cache-load50-pias-datamining-seed2", (4000, 12000)),
                       ("cache-load80-fifo", (1000, 1000))):
         write_run(tmp_path, "pias", key,
                   {"workload": "cache", "load": 0.5, "scheme": "fifo"},
@@ -107,7 +110,13 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     assert cells[2:5] == ["2", "4", "3.000"]
     lo, hi = map(float, cells[5].split("-"))
     assert lo <= 3.0 <= hi
-    assert cells[6] == "max 6.00" and cells[7:] == ["2", "2", "6"]
+    assert cells[6] == "max 6.00" and cells[8:] == ["2", "2", "6"]
+    # Against cache's mismatched PIAS (data mining's), whose flows took
+    # twice as long: -50 %, inside its interval.
+    m = re.fullmatch(r"-50\.0 % \[([+-][\d.]+), ([+-][\d.]+)\]", cells[7])
+    assert m and float(m[1]) <= -50 <= float(m[2]), cells[7]
+    assert "| cache-load50-pias-datamining | 2 | 4 | 6.000 |" in section
+    assert "(the reference)" in section
     assert "cache-load80-fifo |" not in section
 
 
