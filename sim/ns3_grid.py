@@ -156,21 +156,24 @@ def progress(done, total, ran, elapsed):
 
 def point_flows(out, w, load, s, seeds, warmup_s):
     """Of the kept runs of (w, load, s) over 'seeds', the flows that started
-    'warmup_s' or later: ({seed: short FCTs}, long FCTs, completed, all),
-    or None if no run is kept."""
-    short, long_, done, total = {}, [], 0, 0
+    'warmup_s' or later: (runs kept, {seed: its short FCTs, if any}, long
+    FCTs, completed, all), or None if no run is kept."""
+    runs, short, long_, done, total = 0, {}, [], 0, 0
     for seed in seeds:
         path = out / f"{tag(w, load, s, seed)}.csv.gz"
         if not path.exists():
             continue
+        runs += 1
         flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s]
         total += len(flows)
         done += sum(r["fct_ms"] is not None for r in flows)
-        short[seed] = [r["fct_ms"] for r in flows
-                       if r["fct_ms"] is not None and r["size"] <= SHORT_MAX]
+        fcts = [r["fct_ms"] for r in flows
+                if r["fct_ms"] is not None and r["size"] <= SHORT_MAX]
+        if fcts:
+            short[seed] = fcts
         long_ += [r["fct_ms"] for r in flows
                   if r["fct_ms"] is not None and r["size"] > SHORT_MAX]
-    return (short, long_, done, total) if short else None
+    return (runs, short, long_, done, total) if runs else None
 
 
 def summary(out, pts, regime, warmup_s=0.0, against=None):
@@ -209,15 +212,12 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
             for k, seeds in groups.items()}
     kept = {k: v for k, v in kept.items() if v}
     best = {}
-    for (w, load, s), (short, _, _, _) in kept.items():
-        short = {seed: v for seed, v in short.items() if v}
+    for (w, load, s), (_, short, _, _, _) in kept.items():
         if (s == against if against else STATIC.match(s)) and short:
             m = statistics.mean(pooled(short))
             if (w, load) not in best or m < best[w, load][1]:
                 best[w, load] = (s, m, short)
-    for (w, load, s), (short, long_, done, total) in kept.items():
-        n = len(short)
-        short = {seed: v for seed, v in short.items() if v}
+    for (w, load, s), (n, short, long_, done, total) in kept.items():
         if short:
             mean, (lo, hi) = mean_ci(short, rng)
             all_short = pooled(short)
