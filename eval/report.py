@@ -47,7 +47,8 @@ from testbed.workload import load_cdf, workloads_dir
 
 REPO = Path(__file__).resolve().parent.parent
 
-CLASSES = [("small", 0, 100000), ("medium", 100000, 10000000),
+SHORT_MAX = 100000          # The thesis's short flows, in every experiment.
+CLASSES = [("small", 0, SHORT_MAX), ("medium", SHORT_MAX, 10000000),
            ("large", 10000000, float("inf")), ("all", 0, float("inf"))]
 MICRO_CLASSES = [("short", 10000), ("long", 1000000)]
 # The thesis's mismatched PIAS thresholds per workload (§5.5.1-5.5.4).
@@ -253,7 +254,7 @@ def karuna_rows(runs):
             flows = [r for r in run.flows if karuna_type(r) == t]
             classes = [(f"type{t}", flows),
                        (f"type{t}-small",
-                        [r for r in flows if int(r["size"]) <= 100000])]
+                        [r for r in flows if int(r["size"]) <= SHORT_MAX])]
             if large and t > 1:
                 classes.append((f"type{t}-large", [
                     r for r in flows if int(r["size"]) > 5000000]))
@@ -578,7 +579,6 @@ def preamble(out):
 
 
 SEED_SUFFIX = re.compile(r"-seed(\d+)$")
-SHORT_MAX = 100000          # The thesis's short flows, in every experiment.
 
 
 def seed_groups(runs):
@@ -607,12 +607,13 @@ def seeds_section(runs):
     groups = seed_groups(runs)
     if not groups:
         return []
-    short = {}
+    short = {key: {} for key in groups}
     for key, by_seed in groups.items():
-        short[key] = {seed: v for seed, v in (
-            (seed, [int(r["fct_us"]) / 1000 for r in run.flows
-                    if int(r["size"]) <= SHORT_MAX])
-            for seed, run in by_seed.items()) if v}
+        for seed, run in by_seed.items():
+            fcts = [int(r["fct_us"]) / 1000 for r in run.flows
+                    if int(r["size"]) <= SHORT_MAX]
+            if fcts:
+                short[key][seed] = fcts
     rng, rng_ratio = random.Random(1), random.Random(1)
     lines = markdown.head(["experiment", "run", "seeds", "short flows",
                            "short mean (ms)", "95 % CI",
