@@ -45,10 +45,13 @@ Experiments (the same seed for every scheme of a workload and load):
   connections, a header then the body per response) with the web search,
   data mining, Hadoop and cache workloads at 50 % and 80 % load, 8 queues:
   PIAS's optimised static thresholds for web search and for data mining
-  (matched on their own workload, mismatched elsewhere), and AWAFS from the
-  web-search thresholds with the thesis's RefPct (10, 20, ..., 70) and with
-  the web-search thresholds' own CDF positions; web search at 80 % also
-  with a connection per flow.
+  (matched on their own workload, mismatched elsewhere), for Hadoop and
+  cache those of PIAS's objective (pias_matched()), the workload CDF's
+  10th..70th percentiles fixed, halved and doubled (with PIAS's, the sweep
+  whose best is the best static thresholds in hindsight), and AWAFS from
+  the web-search thresholds with the thesis's RefPct (10, 20, ..., 70),
+  with the web-search thresholds' own CDF positions and with
+  percentiles=auto; web search at 80 % also with a connection per flow.
 - tardy (seed 004, Fig. 2): data mining and cache at loads 10-90 %, cubic
   without ECN and a shallow buffer (TARDY_BUFFER packets) so that flows
   lose packets, the switch's own count (trust=switch), AWAFS on 4 queues
@@ -77,13 +80,14 @@ import csv
 import json
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from eval import report
 from eval.experiments import (EXPERIMENTS, MICRO_MEAN_BYTES, RATE,
                               cdf_path, mean_bytes)
 from testbed.ovs_sandbox import one_switch_per_machine
-from testbed.workload import load_cdf, workloads_dir
+from testbed.workload import inverse_cdf, load_cdf, workloads_dir
 
 REPO = Path(__file__).resolve().parent.parent
 SECONDS_PER_RUN = 30           # Arrivals of a run span about this long.
@@ -98,6 +102,7 @@ WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
 WORKLOAD_WINDOW = {"window-ms": 20000, "interval-ms": 200,
                    "min-samples": 10}
 REFPCT8 = "10,20,30,40,50,60,70"
+STATIC_FACTORS = (0.5, 1, 2)
 TARDY_LOADS = [0.1, 0.3, 0.5, 0.7, 0.9]
 TARDY_WORKLOADS = ["datamining", "cache"]
 TARDY_BUFFER = 32
@@ -129,11 +134,37 @@ def pias_thresholds(workload, load):
     return thr, pos
 
 
-def pias_schemes(load):
+@lru_cache(maxsize=None)
+def pias_objective_thresholds(workload, load, queues=8):
+    """The thresholds of PIAS's objective (its Sec. 4, solved by
+    sim/karuna_thresholds.py with every flow of unknown size) at 'load',
+    through 'workload''s CDF."""
+    from sim.karuna_thresholds import solve, thresholds
+    _, theta, _ = solve(queues, load, (0.0, 0.0, 1.0))
+    return thresholds(load_cdf(cdf_path(workload)), theta, 1.0)
+
+
+def pias_matched(workload, load):
+    """PIAS's thresholds for 'workload' itself at 'load': PIAS-NS2's where
+    it publishes them (web search, data mining), else its objective's."""
+    thr, _ = pias_thresholds(workload, load)
+    return thr or pias_objective_thresholds(workload, load)
+
+
+def static_refpct(workload, factor):
+    """The workload CDF's REFPCT8 percentiles times 'factor', in bytes:
+    what RefPct learns from a window of the workload, fixed."""
+    cdf = load_cdf(cdf_path(workload))
+    return [round(factor * inverse_cdf(cdf, int(p) / 100))
+            for p in REFPCT8.split(",")]
+
+
+def pias_schemes(workload, load):
+    """The pias experiment's schemes for 'workload' at 'load'."""
     ws, ws_pos = pias_thresholds("websearch", load)
     dm, _ = pias_thresholds("datamining", load)
     common = {**WORKLOAD_WINDOW, "queues": 8}
-    return {
+    schemes = {
         "pias-websearch": {**common, "mode": "static",
                            "thresholds": csvlist(ws)},
         "pias-datamining": {**common, "mode": "static",
@@ -147,6 +178,19 @@ def pias_schemes(load):
         "awafs-auto": {**common, "mode": "adaptive",
                        "thresholds": csvlist(ws), "percentiles": "auto"},
     }
+    matched = f"pias-{workload}"
+    if matched not in schemes:
+        schemes[matched] = {**common, "mode": "static",
+                            "thresholds": csvlist(pias_matched(workload,
+                                                               load))}
+    # The sweep whose best point, with PIAS's, is the best static
+    # thresholds in hindsight (issue 33).
+    for factor in STATIC_FACTORS:
+        name = "static-refpct" + (f"-x{factor:g}" if factor != 1 else "")
+        schemes[name] = {**common, "mode": "static",
+                         "thresholds": csvlist(static_refpct(workload,
+                                                             factor))}
+    return schemes
 
 
 def shift_scheme(queues, mode):
@@ -235,7 +279,7 @@ def suite():
 
     for workload in WORKLOADS:
         for load in PIAS_LOADS:
-            for scheme, qos in pias_schemes(load).items():
+            for scheme, qos in pias_schemes(workload, load).items():
                 runs.append(("pias", f"{workload}-load{int(load * 100)}-"
                              f"{scheme}", {"workload": workload, "load": load,
                                            "scheme": scheme, "qos": qos}))
@@ -243,7 +287,7 @@ def suite():
         runs.append(("pias", f"websearch-load80-{scheme}-per-flow",
                      {"workload": "websearch", "load": 0.8, "per_flow": True,
                       "scheme": f"{scheme}-per-flow",
-                      "qos": pias_schemes(0.8)[scheme]}))
+                      "qos": pias_schemes("websearch", 0.8)[scheme]}))
     for workload in TARDY_WORKLOADS:
         for load in TARDY_LOADS:
             for tardy in ("off", "tfs", "tfs+"):
@@ -279,7 +323,7 @@ def suite():
                 p.get("seconds", SECONDS_PER_RUN)))]
 
     for load in HETERO_LOADS:
-        schemes = pias_schemes(load)
+        schemes = pias_schemes("websearch", load)
         for scheme in ("pias-websearch", "awafs-refpct"):
             runs.append(("hetero", f"load{int(load * 100)}-{scheme}",
                          {"load": load, "scheme": scheme,

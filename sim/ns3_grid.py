@@ -19,7 +19,9 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
 - awafs: RefPct 10, 20, ..., 70 starting from those same thresholds;
 - auto: the FCT model's thresholds, from the same start;
 - fifo: one queue in effect; srpt: pFabric's order with the sizes known;
-- pias-matched: PIAS-NS2's thresholds of the workload itself at the load;
+- pias-matched: PIAS's thresholds of the workload itself at the load
+  (eval/run.py pias_matched(): PIAS-NS2's for web search and data mining,
+  its objective's for Hadoop and cache);
 - static-refpct, static-refpct-xF: fixed at the workload CDF's 10th, 20th,
   ..., 70th percentiles (what awafs learns from a window of the workload),
   times F: with a few values of F, the sweep whose best point is the best
@@ -44,18 +46,18 @@ import time
 from pathlib import Path
 
 from eval.report import MISMATCHED
-from eval.run import pias_thresholds
+from eval.run import (REFPCT8, csvlist, pias_matched, pias_thresholds,
+                      static_refpct)
 from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled, ratio_ci,
                                tail)
 from sim.ns3_eval import NS3, read_flows, run_ns3
 from testbed.micro import percentile
-from testbed.workload import inverse_cdf, load_cdf, workloads_dir
+from testbed.workload import workloads_dir
 
 WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
 LOADS = [0.5, 0.8]
 HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
-REFPCT = "10,20,30,40,50,60,70"
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
 SHORT_MAX = 100_000
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
@@ -86,26 +88,20 @@ def pias(workload, load):
     return ",".join(map(str, thr))
 
 
-def static_refpct(workload, factor):
-    """The workload CDF's REFPCT percentiles times 'factor', in bytes."""
-    cdf = load_cdf(workloads_dir() / f"{workload}.cdf")
-    return ",".join(str(round(factor * inverse_cdf(cdf, int(p) / 100)))
-                    for p in REFPCT.split(","))
-
-
 def scheme_args(scheme, workload, load):
     """awafs-ns3's options for 'scheme' on 'workload' at 'load'."""
     static = STATIC.match(scheme)
     if static:
         thr = static_refpct(workload, float(static.group(1) or 1))
-        return ["--scheme", "pias", "--thresholds", thr]
+        return ["--scheme", "pias", "--thresholds", csvlist(thr)]
     if scheme == "pias-matched":
-        return ["--scheme", "pias", "--thresholds", pias(workload, load)]
+        return ["--scheme", "pias", "--thresholds",
+                csvlist(pias_matched(workload, load))]
     thr = pias(MISMATCHED[workload].removeprefix("pias-"), load)
     return {"fifo": ["--scheme", "fifo"],
             "pias": ["--scheme", "pias", "--thresholds", thr],
             "awafs": ["--scheme", "awafs", "--thresholds", thr,
-                      "--percentiles", REFPCT],
+                      "--percentiles", REFPCT8],
             "auto": ["--scheme", "auto", "--thresholds", thr],
             "srpt": ["--scheme", "srpt"]}[scheme]
 
