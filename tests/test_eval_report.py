@@ -85,38 +85,84 @@ def test_seeds_run_under_their_own_names():
     assert len(runs) == 6
 
 
+def test_pias_runs_the_matched_thresholds_and_a_static_sweep():
+    """Every workload and load of the pias experiment runs PIAS's thresholds
+    for that workload (PIAS-NS2's for web search and data mining, its
+    objective's for Hadoop and cache) and the CDF's 10th..70th percentiles
+    fixed, halved and doubled: the best static thresholds in hindsight."""
+    runs = [p for exp, _, p in run.suite()
+            if exp == "pias" and not p.get("per_flow")]
+    for workload in run.WORKLOADS:
+        for load in run.PIAS_LOADS:
+            here = {p["scheme"]: p["qos"] for p in runs
+                    if p["workload"] == workload and p["load"] == load}
+            assert {f"pias-{workload}", "static-refpct-x0.5",
+                    "static-refpct", "static-refpct-x2"} <= set(here)
+            for scheme, qos in here.items():
+                if qos["mode"] == "static":
+                    thr = [int(t) for t in qos["thresholds"].split(",")]
+                    assert len(thr) == 7 and thr == sorted(thr), scheme
+            half, one, two = (
+                [int(t) for t in here[s]["thresholds"].split(",")]
+                for s in ("static-refpct-x0.5", "static-refpct",
+                          "static-refpct-x2"))
+            assert all(abs(2 * h - o) <= 1 and abs(2 * o - t) <= 1
+                       for h, o, t in zip(half, one, two))
+    # The objective's are the same CDF positions for every workload.
+    hadoop = run.pias_matched("hadoop", 0.8)
+    assert hadoop == run.pias_objective_thresholds("hadoop", 0.8)
+    assert hadoop != run.pias_objective_thresholds("cache", 0.8)
+    assert run.pias_matched("websearch", 0.8) == \
+        run.pias_thresholds("websearch", 0.8)[0]
+
+
 def test_seeds_are_pooled_with_an_interval(tmp_path):
     """A run kept with two seeds: its short flows pooled, their mean with
-    a bootstrap interval that holds it; a run with one seed is not in the
-    section."""
-    for key, fcts in (("cache-load50-fifo", (1000, 3000)),
-                      ("cache-load50-fifo-seed2", (2000, 6000)),
-                      ("cache-load50-pias-datamining", (2000, 6000)),
-                      ("cache-load50-pias-datamining-seed2", (4000, 12000)),
-                      ("cache-load80-fifo", (1000, 1000))):
+    a bootstrap interval that holds it, against PIAS mismatched and the best
+    static scheme there; a run with one seed is not in the section."""
+    static = {"mode": "static"}
+    for key, fcts, qos in (
+            ("cache-load50-fifo", (1000, 3000), {}),
+            ("cache-load50-fifo-seed2", (2000, 6000), {}),
+            ("cache-load50-pias-datamining", (2000, 6000), static),
+            ("cache-load50-pias-datamining-seed2", (4000, 12000), static),
+            ("cache-load50-static-refpct", (500, 1500), static),
+            ("cache-load50-static-refpct-seed2", (1000, 3000), static),
+            ("cache-load80-fifo", (1000, 1000), {})):
         write_run(tmp_path, "pias", key,
-                  {"workload": "cache", "load": 0.5, "scheme": "fifo"},
+                  {"workload": "cache", "load": 0.5, "scheme": "fifo",
+                   "qos": qos},
                   [flow(1, 5000, fcts[0], dsacks=0),
                    flow(2, 90000, fcts[1], timeouts=1, dsacks=1),
                    flow(3, 2000000, 50000, dsacks=0)])
     report.main(["--out", str(tmp_path)])
     text = (tmp_path / "report.md").read_text()
     section = text.split("## Seeds pooled")[1]
-    row = next(line for line in section.splitlines()
-               if line.startswith("| pias | cache-load50-fifo |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
+
+    def cells(run_name):
+        row = next(line for line in section.splitlines()
+                   if line.startswith(f"| pias | {run_name} |"))
+        return [c.strip() for c in row.strip("|").split("|")]
+
+    fifo = cells("cache-load50-fifo")
     # 2 seeds, 4 short flows: (1 + 3 + 2 + 6) / 4 ms; 2 timeouts, both
     # spurious; PORTS' 3 drops a run.
-    assert cells[2:5] == ["2", "4", "3.000"]
-    lo, hi = map(float, cells[5].split("-"))
+    assert fifo[2:5] == ["2", "4", "3.000"]
+    lo, hi = map(float, fifo[5].split("-"))
     assert lo <= 3.0 <= hi
-    assert cells[6] == "max 6.00" and cells[8:] == ["2", "2", "6"]
+    assert fifo[6] == "max 6.00" and fifo[9:] == ["2", "2", "6"]
     # Against cache's mismatched PIAS (data mining's), whose flows took
-    # twice as long: -50 %, inside its interval.
-    m = re.fullmatch(r"-50\.0 % \[([+-][\d.]+), ([+-][\d.]+)\]", cells[7])
-    assert m and float(m[1]) <= -50 <= float(m[2]), cells[7]
-    assert "| cache-load50-pias-datamining | 2 | 4 | 6.000 |" in section
-    assert "(the reference)" in section
+    # twice as long: -50 %; against the best static, the sweep's, which
+    # took half as long: +100 %; each inside its interval.
+    for cell, pct in ((fifo[7], -50), (fifo[8], 100)):
+        m = re.fullmatch(r"([+-][\d.]+) % \[([+-][\d.]+), ([+-][\d.]+)\]",
+                         cell)
+        assert m and float(m[1]) == pct, cell
+        assert float(m[2]) <= pct <= float(m[3]), cell
+    assert cells("cache-load50-pias-datamining")[2:5] == ["2", "4", "6.000"]
+    assert cells("cache-load50-pias-datamining")[7] == "(the reference)"
+    assert cells("cache-load50-pias-datamining")[8].startswith("+300.0 %")
+    assert cells("cache-load50-static-refpct")[8] == "(the best static)"
     assert "cache-load80-fifo |" not in section
 
 
