@@ -535,8 +535,9 @@ def hetero_section(hetero, runs, out):
                   ["load", "workload"] + CLASS_COLS,
                   ["load %", "pair workload"] + CLASS_HEAD), "",
             "AWAFS against PIAS's web-search thresholds on every port:",
-            "", comparison(hetero, lambda k: [("awafs-refpct",
-                                                "pias-websearch")],
+            "", comparison(hetero, lambda k: [(a, "pias-websearch")
+                                              for a in ("awafs-refpct",
+                                                        "awafs-auto")],
                            ["load", "workload"], ["small", "all"]), "",
             final_thresholds(runs), ""]
 

@@ -72,7 +72,7 @@ Experiments (the same seed for every scheme of a workload and load):
 - hetero (§5.6): the leaf-spine fabric of testbed/leafspine.py, web search
   between hosts i < j and data mining otherwise, at 50 % and 80 % of every
   downlink: PIAS's web-search thresholds on every port against AWAFS
-  (RefPct 10, ..., 70) on every port.
+  (RefPct 10, ..., 70, and percentiles=auto) on every port.
 """
 
 import argparse
@@ -324,7 +324,7 @@ def suite():
 
     for load in HETERO_LOADS:
         schemes = pias_schemes("websearch", load)
-        for scheme in ("pias-websearch", "awafs-refpct"):
+        for scheme in ("pias-websearch", "awafs-refpct", "awafs-auto"):
             runs.append(("hetero", f"load{int(load * 100)}-{scheme}",
                          {"load": load, "scheme": scheme,
                           "qos": schemes[scheme],
