@@ -4,7 +4,9 @@ leaves x 16 hosts at 10 Gbit/s, 4 spines at 40 Gbit/s, all-to-all, DCTCP
 with K 65, 8 queues on every switch port), one run per point (workload,
 load, scheme, seed), resumable: each finished run's flows are kept in
 OUT as WORKLOAD-loadPCT-SCHEME-seedN.csv.gz with its summary line beside
-it (.txt), and a run whose files exist is not run again.
+it (.txt), and a run whose files exist is not run again.  OUT/flows.sha256
+holds every kept run's checksum: a folder kept without its flows is still
+checked run by run with --verify, which runs them again elsewhere.
 
     python -m sim.ns3_grid --out build/eval-sim-grid    (make eval-sim-grid)
 
@@ -36,12 +38,14 @@ mean."""
 
 import argparse
 import gzip
+import hashlib
 import json
 import random
 import re
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,6 +65,7 @@ MORE = ["srpt", "auto"]
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
 SHORT_MAX = 100_000
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
+CHECKSUMS = "flows.sha256"
 
 
 def points(workloads, loads, schemes, seeds):
@@ -134,6 +139,50 @@ def run_point(out, common, point):
                             if k not in ("completed", "thresholds", "rows"))
                    + "\n")
     return True
+
+
+def flows_digest(csv_gz):
+    """SHA-256 of a kept run's flows, decompressed (the gzip bytes depend on
+    zlib's version; the flows depend only on the run)."""
+    with gzip.open(csv_gz, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def read_checksums(out):
+    """{NAME.csv: digest} of 'out'/CHECKSUMS, if any."""
+    path = out / CHECKSUMS
+    if not path.exists():
+        return {}
+    return {name: digest for digest, name in
+            (line.split() for line in path.read_text().splitlines())}
+
+
+def checksums(out):
+    """'DIGEST  NAME.csv' of every run kept in 'out', sorted, and of the runs
+    CHECKSUMS listed whose flows are not kept here: what the same run on the
+    same commit gives again, byte for byte (--verify)."""
+    kept = read_checksums(out)
+    kept.update({p.name[:-len(".gz")]: flows_digest(p)
+                 for p in out.glob("*.csv.gz")})
+    return "".join(f"{kept[name]}  {name}\n" for name in sorted(kept))
+
+
+def verify(out, common, pts):
+    """Runs again, in a temporary folder, every point of 'pts' whose flows
+    'out'/CHECKSUMS lists, and compares them; the number that differ."""
+    kept = read_checksums(out)
+    differ = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in pts:
+            name = f"{tag(*p)}.csv"
+            if name not in kept:
+                continue
+            run_point(Path(tmp), common, p)
+            same = flows_digest(Path(tmp) / f"{name}.gz") == kept[name]
+            differ += not same
+            print(f"{name}: {'the same' if same else 'DIFFERENT'}",
+                  flush=True)
+    return differ
 
 
 def progress(done, total, ran, elapsed):
@@ -256,6 +305,10 @@ def main(argv=None):
                     "'--leaves 3 --hosts-per-leaf 4'")
     ap.add_argument("--summary-only", action="store_true",
                     help="run nothing, summarise the runs kept")
+    ap.add_argument("--verify", action="store_true",
+                    help="run again, elsewhere, the runs of this command "
+                    f"that OUT/{CHECKSUMS} lists, and compare their flows "
+                    "with it (exit status 1 if any differ)")
     ap.add_argument("--against", help="a scheme each scheme's short mean "
                     "is compared with (default: the best static-refpct)")
     ap.add_argument("--warmup-s", type=float, default=0.0,
@@ -289,6 +342,8 @@ def main(argv=None):
     else:
         config.write_text(json.dumps(regime_args) + "\n")
 
+    if args.verify:
+        sys.exit(1 if verify(args.out, common, pts) else 0)
     if not args.summary_only:
         t0, ran = time.monotonic(), 0
         done = sum((args.out / f"{tag(*p)}.csv.gz").exists() for p in pts)
@@ -303,6 +358,7 @@ def main(argv=None):
               "--seed S --scheme ...`")
     text = summary(args.out, pts, regime, args.warmup_s, args.against)
     (args.out / "summary.md").write_text(text)
+    (args.out / CHECKSUMS).write_text(checksums(args.out))
     print(text, end="")
 
 

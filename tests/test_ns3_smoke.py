@@ -326,6 +326,24 @@ def test_the_grid_runs_each_point_once(tmp_path):
     ns3_grid.main(list(map(str, args)))
     assert [hashlib.sha256(p.read_bytes()).hexdigest()
             for p in kept] == digests
+    # Each run's flows have a checksum, and --verify runs them again
+    # elsewhere to compare: the same; a kept digest that is not, exit 1.
+    sums = (tmp_path / "flows.sha256").read_text().splitlines()
+    assert [line.split()[1] for line in sums] == [p.name[:-3] for p in kept]
+    with pytest.raises(SystemExit) as verified:
+        ns3_grid.main(list(map(str, args)) + ["--verify"])
+    assert verified.value.code == 0
+    (tmp_path / "flows.sha256").write_text(
+        "\n".join(["0" * 64 + "  " + sums[0].split()[1], *sums[1:]]) + "\n")
+    with pytest.raises(SystemExit) as verified:
+        ns3_grid.main(list(map(str, args)) + ["--verify"])
+    assert verified.value.code == 1
+    # Without the flows, the summary keeps the checksums it had.
+    for p in kept:
+        p.unlink()
+    ns3_grid.main(list(map(str, args)) + ["--summary-only"])
+    assert (tmp_path / "flows.sha256").read_text().splitlines()[1:] == \
+        sums[1:]
     # Another regime in the same folder is refused.
     with pytest.raises(SystemExit):
         ns3_grid.main(list(map(str, args[:-1])) + ["--leaves 3"])
