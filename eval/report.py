@@ -369,6 +369,74 @@ def plot_convergence(runs, path):
     plt.close(fig)
 
 
+# Flow-size buckets of the slowdown plot: (upper bound in bytes, label).
+SIZE_BUCKETS = [(1_000, "< 1 kB"), (10_000, "1-10 kB"),
+                (SHORT_MAX, "10-100 kB"), (1_000_000, "0.1-1 MB"),
+                (10_000_000, "1-10 MB"), (float("inf"), "> 10 MB")]
+# The pias experiment's schemes in the slowdown plot (the others make it
+# unreadable): PIAS mismatched and matched, and AWAFS's two rules.
+SLOWDOWN_SCHEMES = ("mismatched", "matched", "awafs-refpct", "awafs-auto")
+
+
+def slowdown_by_size(flows):
+    """[mean slowdown of the flows in each SIZE_BUCKETS bucket, or None]."""
+    sums = [[0.0, 0] for _ in SIZE_BUCKETS]
+    for r in flows:
+        size = int(r["size"])
+        i = next(i for i, (top, _) in enumerate(SIZE_BUCKETS) if size <= top)
+        sums[i][0] += float(r["slowdown"])
+        sums[i][1] += 1
+    return [total / n if n else None for total, n in sums]
+
+
+def plot_slowdown(runs, path):
+    """Mean slowdown (FCT over the ideal at the port's rate and the base
+    RTT) per flow-size bucket of the pias runs, every seed pooled: a panel
+    per workload and load, a line per scheme of SLOWDOWN_SCHEMES.  False
+    if there is nothing to plot."""
+    flows = {}
+    for run in runs:
+        m = run.meta
+        if m.get("per_flow"):
+            continue
+        scheme = {MISMATCHED[m["workload"]]: "mismatched",
+                  f"pias-{m['workload']}": "matched"}.get(m["scheme"],
+                                                          m["scheme"])
+        if scheme in SLOWDOWN_SCHEMES:
+            flows.setdefault((m["workload"], m["load"]), {}) \
+                 .setdefault(scheme, []).extend(run.flows)
+    if not flows:
+        return False
+    plt = pyplot()
+    workloads = sorted({w for w, _ in flows})
+    loads = sorted({load for _, load in flows})
+    fig, axes = plt.subplots(len(loads), len(workloads),
+                             figsize=(3.2 * len(workloads),
+                                      0.6 + 3.2 * len(loads)),
+                             squeeze=False, sharey=True)
+    labels = [label for _, label in SIZE_BUCKETS]
+    for (workload, load), ax in ((p, axes[loads.index(p[1])]
+                                  [workloads.index(p[0])]) for p in flows):
+        for scheme in SLOWDOWN_SCHEMES:
+            if scheme in flows[workload, load]:
+                means = slowdown_by_size(flows[workload, load][scheme])
+                ax.plot([i for i, v in enumerate(means) if v is not None],
+                        [v for v in means if v is not None], marker="o",
+                        label=scheme)
+        ax.set_title(f"{workload}, {load * 100:.0f} %", fontsize=9)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=60, fontsize=7)
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("mean slowdown")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("Mean slowdown by flow size")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def plot_shift(runs, path):
     """Thresholds over time for 2, 3 and 4 queues (thesis Figs. 5-10 to
     5-12), with the time of the shift."""
@@ -515,8 +583,10 @@ def shift_section(shift, runs, out):
 
 
 def pias_section(pias, runs, out):
+    plot = (["![slowdown by flow size](pias-slowdown.png)", ""]
+            if plot_slowdown(runs, out / "pias-slowdown.png") else [])
     return ["## AWAFS and PIAS with matched and mismatched thresholds "
-            "(§5.5)", "",
+            "(§5.5)", "", *plot,
             workload_table(pias), "",
             "AWAFS against PIAS with the thesis's mismatched thresholds "
             "(and against the matched ones):", "",

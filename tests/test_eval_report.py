@@ -270,5 +270,17 @@ def test_report_from_the_runs_files(tmp_path):
         assert heading in text
     assert "| load50-awafs-refpct | leaf1-eth1 | 7000, 9000 |" in text
     assert "| cache | 50 | large |" not in text     # No flows: no row.
-    for png in ("micro.png", "micro-threshold.png", "shift.png"):
+    for png in ("micro.png", "micro-threshold.png", "shift.png",
+                "pias-slowdown.png"):
         assert (tmp_path / png).stat().st_size > 0
+    assert "![slowdown by flow size](pias-slowdown.png)" in text
+
+
+def test_slowdown_by_flow_size():
+    """The mean slowdown of each size bucket's flows; a bucket without
+    flows has none."""
+    rows = [{"size": 500, "slowdown": 3.0}, {"size": 1000, "slowdown": 5.0},
+            {"size": 1001, "slowdown": 2.0},
+            {"size": 100_000, "slowdown": 7.0},
+            {"size": 20_000_000, "slowdown": 1.5}]
+    assert report.slowdown_by_size(rows) == [4.0, 2.0, 7.0, None, None, 1.5]
