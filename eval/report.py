@@ -440,7 +440,8 @@ def plot_slowdown(runs, path):
 def plot_shift(runs, path):
     """Thresholds over time for 2, 3 and 4 queues (thesis Figs. 5-10 to
     5-12), with the time of the shift."""
-    adaptive = sorted((r for r in runs if r.meta["scheme"] == "awafs"),
+    adaptive = sorted((r for r in runs if r.meta["scheme"] == "awafs"
+                       and r.meta.get("seed", 1) == 1),
                       key=lambda r: r.meta["queues"])
     if not adaptive:
         return False
@@ -470,6 +471,44 @@ def plot_shift(runs, path):
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
+
+
+def follow_s(series, shift_s):
+    """Seconds from 'shift_s' to the first of the thresholds 'series'
+    ([(t, [bytes, ...])], t on the same clock) within a factor of 2 of the
+    last ones, each of them; None if none is."""
+    final = series[-1][1]
+    for t, thr in series:
+        if t >= shift_s and all(f / 2 <= v <= 2 * f
+                                for v, f in zip(thr, final)):
+            return t - shift_s
+    return None
+
+
+def follow_table(runs):
+    """How soon each learning scheme of the shift followed web search, over
+    the runs (seeds) kept: from the first web-search flow to the first
+    thresholds near those the run ended with (follow_s())."""
+    times = {}
+    for run in runs:
+        series = run.thresholds.get("p0")
+        second = [float(r["start_s"]) for r in run.flows
+                  if int(r["phase"]) == 1]
+        if run.meta["scheme"].startswith("awafs") and series and second:
+            # start_s counts from the first arrival; the sampled clock
+            # starts with the client (plot_shift()).
+            key = f"{run.meta['scheme']}-q{run.meta['queues']}"
+            times.setdefault(key, []).append(
+                follow_s(series, min(second) + series[0][0]))
+    lines = markdown.head(["scheme", "runs", "followed", "median (s)",
+                           "range (s)"])
+    for key, ts in sorted(times.items()):
+        done = sorted(t for t in ts if t is not None)
+        lines.append(markdown.row([
+            key, len(ts), len(done),
+            f"{statistics.median(done):.1f}" if done else "-",
+            f"{done[0]:.1f}-{done[-1]:.1f}" if done else "-"]))
+    return "\n".join(lines)
 
 
 def final_thresholds(runs):
@@ -579,7 +618,10 @@ def shift_section(shift, runs, out):
         comparison(shift, lambda k: [
             (f"awafs-q{q}", f"static-q{q}") for q in (2, 3, 4)]
             + [("awafs-auto-q4", "static-q4"), ("awafs-auto-q4", "awafs-q4")],
-            ["workload"], ["small", "all"]), ""]
+            ["workload"], ["small", "all"]), "",
+        "How soon the thresholds followed web search: from its first flow "
+        "to the first thresholds within a factor of 2 of those each run "
+        "ended with:", "", follow_table(runs), ""]
 
 
 def pias_section(pias, runs, out):

@@ -274,6 +274,19 @@ def test_report_from_the_runs_files(tmp_path):
                 "pias-slowdown.png"):
         assert (tmp_path / png).stat().st_size > 0
     assert "![slowdown by flow size](pias-slowdown.png)" in text
+    # The shift's web search starts at 0.3 s of flows (0.8 s of samples):
+    # 10,304 B, sampled at 1.0 s, is the run's last set.
+    assert "| awafs-q2 | 1 | 1 | 0.2 | 0.2-0.2 |" in text
+
+
+def test_following_a_shift():
+    """The first thresholds after the shift within a factor of 2 of the
+    last ones, each of them; none if they never come near before."""
+    series = [(1.0, [7000, 14000]), (2.0, [90000, 14000]),
+              (3.0, [90000, 300000]), (4.0, [100000, 200000])]
+    assert report.follow_s(series, 1.5) == 1.5
+    assert report.follow_s(series, 3.5) == 0.5
+    assert report.follow_s(series[:2], 5.0) is None
 
 
 def test_slowdown_by_flow_size():
