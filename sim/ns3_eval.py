@@ -70,7 +70,8 @@ def run_ns3(*args, flows_csv=None, trace_csv=None, check=True,
             timeout=600):
     """Runs awafs-ns3 with 'args'; returns its summary (parse_summary())
     with 'rows' (the flows: dicts of id, size, start_s, fct_ms or None,
-    sender, and receiver on the leaf-spine) and 'trace' (the rounds:
+    sender, receiver on the leaf-spine, and part with a second workload)
+    and 'trace' (the rounds:
     time_s, version, window, load, thr as a list) when their files are
     given."""
     cmd = [str(NS3), *map(str, args)]
@@ -105,8 +106,9 @@ def read_flows(path):
     for r in rows:
         r["id"], r["size"] = int(r["id"]), int(r["size"])
         r["sender"] = int(r["sender"])
-        if "receiver" in r:
-            r["receiver"] = int(r["receiver"])
+        for key in ("receiver", "part"):
+            if key in r:
+                r[key] = int(r[key])
         r["start_s"] = float(r["start_s"])
         r["fct_ms"] = float(r["fct_ms"]) if r["fct_ms"] else None
     return rows

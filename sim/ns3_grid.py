@@ -29,6 +29,16 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
   times F: with a few values of F, the sweep whose best point is the best
   static thresholds in hindsight that issue 33 measures against.
 
+Besides the four workloads, two mixes (--workloads shift,hetero; MIXES):
+the shift (§5.4: the first half of the flows data mining, the second web
+search, at the same load) and hetero (§5.6: web search between hosts
+i < j, data mining otherwise), each run with PIAS's thresholds of the
+workload in MIXES (data mining's and web search's: the testbed's) and
+awafs and auto from them; the summary has a row per workload of a mix, and
+for the shift how soon the learning schemes' thresholds followed it
+(follow_section(), from each run's threshold trace, kept as
+NAME.trace.csv.gz).
+
 The summary (OUT/summary.md, also printed) gives per point the mean FCT of
 the short flows (at most 100 kB, as the thesis counts them) pooled over
 the seeds with a 95 % bootstrap interval, their p99 where at least
@@ -49,12 +59,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval.report import MISMATCHED
+from eval.report import MISMATCHED, follow_s
 from eval.run import (REFPCT8, csvlist, pias_matched, pias_thresholds,
                       static_refpct)
 from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled, ratio_ci,
                                tail)
-from sim.ns3_eval import NS3, read_flows, run_ns3
+from sim.ns3_eval import NS3, read_flows, read_trace, run_ns3
 from testbed.micro import percentile
 from testbed.workload import workloads_dir
 
@@ -62,10 +72,20 @@ WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
 LOADS = [0.5, 0.8]
 HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
+ADAPTIVE = ["awafs", "auto"]        # The schemes whose thresholds learn.
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
 SHORT_MAX = 100_000
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 CHECKSUMS = "flows.sha256"
+# Two workloads in one run: (the first, awafs-ns3's option for the second,
+# the second, the workload whose PIAS thresholds pias runs).
+MIXES = {
+    # §5.4: data mining, then web search; thresholds right for the first.
+    "shift": ("datamining", "--then-workload", "websearch", "datamining"),
+    # §5.6: web search between hosts i < j, data mining otherwise; PIAS's
+    # web-search thresholds on every port, as eval/run.py's hetero.
+    "hetero": ("websearch", "--pair-workload", "datamining", "websearch"),
+}
 
 
 def points(workloads, loads, schemes, seeds):
@@ -84,6 +104,28 @@ def known(scheme):
         or bool(STATIC.match(scheme))
 
 
+def parts(workload):
+    """The workloads of a point's flows by their part (awafs-ns3's flows
+    CSV): [None] for one workload, [0, 1] for a mix."""
+    return [0, 1] if workload in MIXES else [None]
+
+
+def part_name(workload, part):
+    """'websearch', or 'shift: datamining' for part 0 of the shift."""
+    if part is None:
+        return workload
+    return f"{workload}: {MIXES[workload][2 * part]}"
+
+
+def workload_args(workload):
+    """awafs-ns3's options for 'workload' or a mix's two."""
+    if workload not in MIXES:
+        return ["--workload", workloads_dir() / f"{workload}.cdf"]
+    first, option, second, _ = MIXES[workload]
+    return ["--workload", workloads_dir() / f"{first}.cdf",
+            option, workloads_dir() / f"{second}.cdf"]
+
+
 def pias(workload, load):
     """PIAS-NS2's thresholds of 'workload' at 'load', as an option."""
     thr, _ = pias_thresholds(workload, load)
@@ -95,6 +137,15 @@ def pias(workload, load):
 
 def scheme_args(scheme, workload, load):
     """awafs-ns3's options for 'scheme' on 'workload' at 'load'."""
+    if workload in MIXES:
+        # Only the schemes without a workload's own thresholds.
+        thr = pias(MIXES[workload][3], load)
+        return {"fifo": ["--scheme", "fifo"],
+                "pias": ["--scheme", "pias", "--thresholds", thr],
+                "awafs": ["--scheme", "awafs", "--thresholds", thr,
+                          "--percentiles", REFPCT8],
+                "auto": ["--scheme", "auto", "--thresholds", thr],
+                "srpt": ["--scheme", "srpt"]}[scheme]
     static = STATIC.match(scheme)
     if static:
         thr = static_refpct(workload, float(static.group(1) or 1))
@@ -123,22 +174,33 @@ def run_point(out, common, point):
     if csv_gz.exists() and txt.exists():
         return False
     tmp = out / f"{name}.csv.tmp"
-    s = run_ns3(*common, "--workload", workloads_dir() / f"{workload}.cdf",
+    # The shift's learning schemes keep their thresholds' trace too.
+    trace = (out / f"{name}.trace.tmp"
+             if workload == "shift" and scheme in ADAPTIVE else None)
+    s = run_ns3(*common, *workload_args(workload),
                 "--load", load, "--seed", seed,
                 *scheme_args(scheme, workload, load), flows_csv=tmp,
-                check=False, timeout=None)
+                trace_csv=trace, check=False, timeout=None)
     # A run whose flows did not all complete is kept too: the summary says
     # so, and running it again would give the same.
-    # No name or time in the gzip header: the same run, the same bytes.
-    with open(tmp, "rb") as f, open(f"{csv_gz}.tmp", "wb") as raw, \
-            gzip.GzipFile("", "wb", fileobj=raw, mtime=0) as g:
-        shutil.copyfileobj(f, g)
-    Path(f"{csv_gz}.tmp").rename(csv_gz)
-    tmp.unlink()
+    if trace:
+        gzip_to(trace, out / f"{name}.trace.csv.gz")
+    gzip_to(tmp, csv_gz)
     txt.write_text(" ".join(f"{k}={v}" for k, v in s.items()
-                            if k not in ("completed", "thresholds", "rows"))
+                            if k not in ("completed", "thresholds", "rows",
+                                         "trace"))
                    + "\n")
     return True
+
+
+def gzip_to(src, dst):
+    """Gzips 'src' into 'dst' (atomically) and removes it.  No name or time
+    in the gzip header: the same run, the same bytes."""
+    with open(src, "rb") as f, open(f"{dst}.tmp", "wb") as raw, \
+            gzip.GzipFile("", "wb", fileobj=raw, mtime=0) as g:
+        shutil.copyfileobj(f, g)
+    Path(f"{dst}.tmp").rename(dst)
+    src.unlink()
 
 
 def flows_digest(csv_gz):
@@ -199,17 +261,19 @@ def progress(done, total, ran, elapsed):
           flush=True)
 
 
-def point_flows(out, w, load, s, seeds, warmup_s):
+def point_flows(out, w, load, s, seeds, warmup_s, part=None):
     """Of the kept runs of (w, load, s) over 'seeds', the flows that started
-    'warmup_s' or later: (runs kept, {seed: its short FCTs, if any}, long
-    FCTs, completed, all), or None if no run is kept."""
+    'warmup_s' or later (of a mix, those of 'part'): (runs kept, {seed: its
+    short FCTs, if any}, long FCTs, completed, all), or None if no run is
+    kept."""
     runs, short, long_, done, total = 0, {}, [], 0, 0
     for seed in seeds:
         path = out / f"{tag(w, load, s, seed)}.csv.gz"
         if not path.exists():
             continue
         runs += 1
-        flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s]
+        flows = [r for r in read_flows(path) if r["start_s"] >= warmup_s
+                 and r.get("part") == part]
         total += len(flows)
         done += sum(r["fct_ms"] is not None for r in flows)
         fcts = [r["fct_ms"] for r in flows
@@ -253,16 +317,17 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     groups = {}
     for w, load, s, seed in pts:
         groups.setdefault((w, load, s), []).append(seed)
-    kept = {k: point_flows(out, *k, seeds, warmup_s)
-            for k, seeds in groups.items()}
+    kept = {(w, load, s, part): point_flows(out, w, load, s, seeds,
+                                            warmup_s, part)
+            for (w, load, s), seeds in groups.items() for part in parts(w)}
     kept = {k: v for k, v in kept.items() if v}
     best = {}
-    for (w, load, s), (_, short, _, _, _) in kept.items():
+    for (w, load, s, part), (_, short, _, _, _) in kept.items():
         if (s == against if against else STATIC.match(s)) and short:
             m = statistics.mean(pooled(short))
-            if (w, load) not in best or m < best[w, load][1]:
-                best[w, load] = (s, m, short)
-    for (w, load, s), (n, short, long_, done, total) in kept.items():
+            if (w, load, part) not in best or m < best[w, load, part][1]:
+                best[w, load, part] = (s, m, short)
+    for (w, load, s, part), (n, short, long_, done, total) in kept.items():
         if short:
             mean, (lo, hi) = mean_ci(short, rng)
             all_short = pooled(short)
@@ -275,15 +340,46 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
             cells = "- | - | - | - | - | -"
         lmean = f"{statistics.mean(long_):.3f}" if long_ else "-"
         cell = "-"
-        if short and (w, load) in best:
-            name, _, ref = best[w, load]
+        if short and (w, load, part) in best:
+            name, _, ref = best[w, load, part]
             if name == s:
                 cell = "(the reference)" if against else "(best)"
             else:
                 pct, (plo, phi) = ratio_ci(short, ref, rng_ratio)
                 cell = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
-        lines.append(f"| {w} | {load * 100:.0f} % | {s} | {n} | "
-                     f"{done}/{total} | {cells} | {lmean} | {cell} |")
+        lines.append(f"| {part_name(w, part)} | {load * 100:.0f} % | {s} | "
+                     f"{n} | {done}/{total} | {cells} | {lmean} | {cell} |")
+    return "\n".join(lines) + "\n"
+
+
+def follow_section(out, pts):
+    """How fast the learning schemes' thresholds followed the shift: per
+    load and scheme, over its seeds, the time from the second workload's
+    first flow to the first set near the one they settled on."""
+    times = {}
+    for w, load, s, seed in pts:
+        trace = out / f"{tag(w, load, s, seed)}.trace.csv.gz"
+        if w != "shift" or not trace.exists():
+            continue
+        rounds = read_trace(trace)
+        flows = read_flows(out / f"{tag(w, load, s, seed)}.csv.gz")
+        shift_s = min(r["start_s"] for r in flows if r["part"] == 1)
+        if rounds:
+            times.setdefault((load, s), []).append(follow_s(
+                [(r["time_s"], r["thr"]) for r in rounds], shift_s))
+    if not times:
+        return ""
+    lines = ["", "The shift: from the first web-search flow to the first "
+             "thresholds within a factor of 2 of those the run ended with "
+             "(leaf 0's port toward host 0), over the seeds:", "",
+             "| load | scheme | seeds | followed | median (s) | range (s) |",
+             "|---|---|---|---|---|---|"]
+    for (load, s), ts in sorted(times.items()):
+        done = sorted(t for t in ts if t is not None)
+        cells = (f"{statistics.median(done):.2f} | {done[0]:.2f}-"
+                 f"{done[-1]:.2f}" if done else "- | -")
+        lines.append(f"| {load * 100:.0f} % | {s} | {len(ts)} | "
+                     f"{len(done)} | {cells} |")
     return "\n".join(lines) + "\n"
 
 
@@ -293,7 +389,9 @@ def main(argv=None):
                     help="folder of the runs' files and summary.md")
     ap.add_argument("--flows", type=int, default=10000, help="flows a run")
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--workloads", default=",".join(WORKLOADS),
+                    help=f"of {', '.join(WORKLOADS)}, and the mixes "
+                    f"{' and '.join(MIXES)} (default: the four)")
     ap.add_argument("--loads", default=",".join(map(str, LOADS)))
     ap.add_argument("--schemes", default=",".join(HEADLINE + MORE))
     ap.add_argument("--window-ms", type=int, default=1000,
@@ -326,6 +424,12 @@ def main(argv=None):
     for s in schemes:
         if not known(s):
             ap.error(f"--schemes: unknown scheme {s}")
+    for w in args.workloads.split(","):
+        if w not in WORKLOADS and w not in MIXES:
+            ap.error(f"--workloads: unknown workload {w}")
+        if w in MIXES and not set(schemes) <= set(HEADLINE + MORE):
+            ap.error(f"--workloads {w}: a mix has no thresholds of its own "
+                     "(static-refpct, pias-matched)")
     pts = points(args.workloads.split(","),
                  [float(x) for x in args.loads.split(",")], schemes,
                  range(1, args.seeds + 1))
@@ -356,7 +460,8 @@ def main(argv=None):
         print(file=sys.stderr)
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
-    text = summary(args.out, pts, regime, args.warmup_s, args.against)
+    text = (summary(args.out, pts, regime, args.warmup_s, args.against)
+            + follow_section(args.out, pts))
     (args.out / "summary.md").write_text(text)
     (args.out / CHECKSUMS).write_text(checksums(args.out))
     print(text, end="")

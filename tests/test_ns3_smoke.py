@@ -165,6 +165,46 @@ def test_flow_sizes_from_a_workload_cdf(tmp_path):
     assert min(sizes) >= points[0][0] and max(sizes) <= points[-1][0]
 
 
+def test_a_shift_draws_its_second_half_from_the_other_workload(tmp_path):
+    """--then-workload: the second half of the flows (part 1) from the
+    second CDF (web search: none under 8,760 bytes), the first half (part
+    0) from --workload (Hadoop: mostly under 1 kB), all completing."""
+    ws = load_cdf(workloads_dir() / "websearch.cdf")
+    r = run_ns3("--flows", 100, "--scheme", "awafs", "--workload",
+                workloads_dir() / "hadoop.cdf", "--then-workload",
+                workloads_dir() / "websearch.cdf",
+                flows_csv=tmp_path / "flows.csv")
+    assert r["completed"] == 100
+    assert [row["part"] for row in r["rows"]] == [0] * 50 + [1] * 50
+    second = [row["size"] for row in r["rows"][50:]]
+    assert min(second) >= ws[0][0] and max(second) <= ws[-1][0]
+    first = sorted(row["size"] for row in r["rows"][:50])
+    assert first[25] < 1000
+    # Arrivals keep the load: web search's flows, 50 times larger on
+    # average, arrive that much less often.
+    starts = [row["start_s"] for row in r["rows"]]
+    assert starts[99] - starts[50] > 10 * (starts[49] - starts[0])
+
+
+def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
+    """The second workload's draws leave a run without one as it was: no
+    part column, and the first flows of the Hadoop run kept in
+    eval/results/ns3-leafspine-3x4-hadoop (seed 1; its flows.sha256) drawn
+    the same: sizes, start times and peers."""
+    r = run_ns3("--topology", "leaf-spine", "--transport", "dctcp",
+                "--queues", 8, "--leaves", 3, "--hosts-per-leaf", 4,
+                "--spines", 2, "--ecn-mode", "queue", "--scheme", "fifo",
+                "--workload", workloads_dir() / "hadoop.cdf", "--load", 0.5,
+                "--seed", 1, "--flows", 5, flows_csv=tmp_path / "flows.csv")
+    header = (tmp_path / "flows.csv").read_text().splitlines()[0]
+    assert header == "id,size,start_s,fct_ms,sender,receiver"
+    assert [(f["size"], round(f["start_s"], 6), f["sender"], f["receiver"])
+            for f in r["rows"]] == [
+        (326, 0.000003, 5, 0), (143931, 0.00001, 5, 0),
+        (1362, 0.000026, 1, 7), (422, 0.000054, 5, 2),
+        (49675, 0.00006, 5, 2)]
+
+
 @pytest.mark.parametrize("args,says", [
     (["--scheme", "wfq"], "--scheme"),
     (["--load", "1.5"], "--load"),
@@ -399,6 +439,49 @@ def test_the_grids_static_sweep_is_the_workloads_percentiles():
     for bad in ("static-refpct-x", "static-refpct-xhalf", "static"):
         with pytest.raises(SystemExit):
             ns3_grid.main(["--out", "/nonexistent", "--schemes", bad])
+    # A mix has no workload of its own to fix thresholds from.
+    for bad in (["--workloads", "shift", "--schemes", "pias-matched"],
+                ["--workloads", "hetero", "--schemes", "static-refpct"],
+                ["--workloads", "mixed"]):
+        with pytest.raises(SystemExit):
+            ns3_grid.main(["--out", "/nonexistent", *bad])
+
+
+def test_pairs_draw_their_workload_by_direction(tmp_path):
+    """--pair-workload: a flow from a higher- to a lower-numbered host
+    (part 1) from the second CDF (web search: none under 8,760 bytes), the
+    others (part 0) from --workload; about half each."""
+    r = run_ns3(*LEAF_SPINE, "--flows", LS_FLOWS, "--scheme", "fifo",
+                "--workload", workloads_dir() / "hadoop.cdf",
+                "--pair-workload", workloads_dir() / "websearch.cdf",
+                flows_csv=tmp_path / "flows.csv")
+    assert r["completed"] == LS_FLOWS
+    for f in r["rows"]:
+        assert f["part"] == (f["sender"] > f["receiver"])
+        if f["part"]:
+            assert f["size"] >= 8760
+    assert 0.25 < sum(f["part"] for f in r["rows"]) / LS_FLOWS < 0.75
+
+
+def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
+    """sim/ns3_grid.py's mixes: the shift's and hetero's rows per part, and
+    how soon awafs's thresholds followed the shift, from the trace kept."""
+    from sim import ns3_grid
+
+    args = ["--out", tmp_path, "--flows", 16, "--seeds", 1,
+            "--workloads", "shift,hetero", "--loads", "0.5",
+            "--schemes", "awafs,pias", "--window-ms", 20, "--interval-ms", 2,
+            "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2 "
+            "--min-samples 1"]
+    ns3_grid.main(list(map(str, args)))
+    text = (tmp_path / "summary.md").read_text()
+    for part in ("shift: datamining", "shift: websearch",
+                 "hetero: websearch", "hetero: datamining"):
+        assert f"| {part} | 50 % | awafs |" in text
+        assert f"| {part} | 50 % | pias |" in text
+    assert (tmp_path / "shift-load50-awafs-seed1.trace.csv.gz").exists()
+    assert not (tmp_path / "shift-load50-pias-seed1.trace.csv.gz").exists()
+    assert "| 50 % | awafs | 1 |" in text.split("The shift:")[1]
 
 
 @pytest.mark.parametrize("args,says", [
@@ -411,6 +494,14 @@ def test_the_grids_static_sweep_is_the_workloads_percentiles():
     (["--topology", "ring"], "--topology"),
     (["--topology", "leaf-spine", "--leaves", "1", "--hosts-per-leaf", "1"],
      "two hosts"),
+    (["--pair-workload", str(workloads_dir() / "hadoop.cdf")],
+     "--pair-workload is not an option of the star"),
+    (["--then-workload", str(workloads_dir() / "hadoop.cdf")],
+     "a second workload needs --workload"),
+    (["--topology", "leaf-spine", "--workload",
+      str(workloads_dir() / "hadoop.cdf"), "--then-workload",
+      str(workloads_dir() / "cache.cdf"), "--pair-workload",
+      str(workloads_dir() / "cache.cdf")], "not both"),
 ])
 def test_a_bad_leaf_spine_argument_is_refused(args, says):
     proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,

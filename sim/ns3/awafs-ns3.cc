@@ -1050,6 +1050,8 @@ struct Options {
     uint32_t flow_table_size = 4096;
     double min_rto_ms = 200;
     std::string workload;               /* A CDF file; "": the micro mix. */
+    std::string then_workload;          /* A CDF: the second half's. */
+    std::string pair_workload;          /* A CDF: higher to lower host's. */
     std::string flows_csv;
     std::string trace_csv;
 };
@@ -1092,6 +1094,13 @@ const char USAGE[] =
     "                     # comments; ../shared/workloads/*.cdf), linear\n"
     "                     between its points (default: the micro benchmark's\n"
     "                     80 % 10 kB, 20 % 1000 kB)\n"
+    "  --then-workload FILE  with --workload: the second half of the flows\n"
+    "                     from this CDF instead, at the same load (the\n"
+    "                     thesis's 5.4: data mining, then web search)\n"
+    "  --pair-workload FILE  leaf-spine, with --workload: the flows from a\n"
+    "                     higher- to a lower-numbered host from this CDF\n"
+    "                     instead (5.6: web search between hosts i < j, data\n"
+    "                     mining otherwise)\n"
     "  --seed N           arrivals, sizes, senders and hash keys (1)\n"
     "  --queues K         strict-priority queues, 2..8 (2)\n"
     "  --thresholds LIST  K-1 bytes: fixed (static, pias: no default) or\n"
@@ -1109,7 +1118,8 @@ const char USAGE[] =
     "  --flow-table-size N  flows the switch counts at once (4096)\n"
     "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
     "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender (and\n"
-    "                     receiver on the leaf-spine)\n"
+    "                     receiver on the leaf-spine; and part, 0 or 1, the\n"
+    "                     workload it is from, with a second workload)\n"
     "  --trace-csv FILE   every recalculation round: time_s,version,window,\n"
     "                     load,thr1[,thr2...] (leaf-spine: of leaf 0's port\n"
     "                     toward host 0)\n"
@@ -1332,6 +1342,10 @@ ParseOptions(int argc, char **argv)
             o.min_rto_ms = ParseDouble(name, value, 1, 60000, false);
         } else if (name == "workload") {
             o.workload = value;
+        } else if (name == "then-workload") {
+            o.then_workload = value;
+        } else if (name == "pair-workload") {
+            o.pair_workload = value;
         } else if (name == "flows-csv") {
             o.flows_csv = value;
         } else if (name == "trace-csv") {
@@ -1346,13 +1360,21 @@ ParseOptions(int argc, char **argv)
         static const std::vector<std::string> star_only = {
             "hosts", "access-rate", "max-rate"};
         static const std::vector<std::string> leaf_spine_only = {
-            "leaves", "spines", "hosts-per-leaf", "spine-rate", "ecmp"};
+            "leaves", "spines", "hosts-per-leaf", "spine-rate", "ecmp",
+            "pair-workload"};
 
         for (const std::string &n : star ? leaf_spine_only : star_only) {
             if (name == n) {
                 Usage("--" + name + " is not an option of the " + o.topology);
             }
         }
+    }
+    if ((!o.then_workload.empty() || !o.pair_workload.empty())
+        && o.workload.empty()) {
+        Usage("a second workload needs --workload");
+    }
+    if (!o.then_workload.empty() && !o.pair_workload.empty()) {
+        Usage("--then-workload or --pair-workload, not both");
     }
     if (star && o.scheme == "srpt") {
         Usage("--scheme srpt: leaf-spine only");
@@ -1497,6 +1519,7 @@ struct Flow {
     uint64_t sent = 0;
     uint64_t received = 0;
     bool closed = false;
+    uint8_t part = 0;           /* 1: from the second workload. */
 };
 
 struct Run {
@@ -1950,31 +1973,55 @@ main(int argc, char **argv)
     double mean_size = (cdf.empty()
                         ? SHORT_SHARE * SHORT + (1 - SHORT_SHARE) * LONG
                         : CdfMean(cdf));
+    /* A second workload: the second half's (a shift), or that of the flows
+     * from a higher- to a lower-numbered host (pairs; half of the flows, so
+     * the arrivals follow the two means' mean). */
+    bool pairs = !o.pair_workload.empty();
+    bool shift = !o.then_workload.empty();
+    Cdf second = (pairs || shift
+                  ? LoadCdf(pairs ? o.pair_workload : o.then_workload)
+                  : Cdf());
+    double second_mean = second.empty() ? mean_size : CdfMean(second);
     double capacity = star ? PortRate(o) : (double) n_hosts * o.rate_bps;
-    std::exponential_distribution<double> gap(o.load * capacity / 8
-                                              / mean_size);
+    std::exponential_distribution<double> gap(
+        o.load * capacity / 8
+        / (pairs ? (mean_size + second_mean) / 2 : mean_size));
+    std::exponential_distribution<double> then_gap(o.load * capacity / 8
+                                                   / second_mean);
     std::uniform_real_distribution<double> unit(0, 1);
     std::uniform_int_distribution<uint32_t> sender(star ? 1 : 0,
                                                    star ? o.hosts
                                                    : n_hosts - 1);
     std::uniform_int_distribution<uint32_t> other(0, n_hosts - 2);
     double t = 0;
-    for (uint32_t i = 0; i < o.flows; i++) {
-        Flow f;
-
-        t += gap(gen);
-        f.id = i;
-        if (cdf.empty()) {
-            f.size = unit(gen) < SHORT_SHARE ? SHORT : LONG;
-        } else {
-            f.size = std::max<uint64_t>(1, llround(InverseCdf(cdf,
-                                                             unit(gen))));
+    auto draw_size = [&](const Cdf &c) -> uint64_t {
+        if (c.empty()) {
+            return unit(gen) < SHORT_SHARE ? SHORT : LONG;
         }
+        return std::max<uint64_t>(1, llround(InverseCdf(c, unit(gen))));
+    };
+    auto draw_peers = [&](Flow &f) {
         f.sender = sender(gen);
         if (!star) {
             /* Any host but the sender. */
             f.receiver = other(gen);
             f.receiver += f.receiver >= f.sender;
+        }
+    };
+    for (uint32_t i = 0; i < o.flows; i++) {
+        Flow f;
+
+        f.id = i;
+        f.part = shift && i >= o.flows / 2;
+        t += f.part ? then_gap(gen) : gap(gen);
+        if (pairs) {
+            /* The pair decides the workload: peers first. */
+            draw_peers(f);
+            f.part = f.sender > f.receiver;
+            f.size = draw_size(f.part ? second : cdf);
+        } else {
+            f.size = draw_size(f.part ? second : cdf);
+            draw_peers(f);
         }
         f.start_s = t;
         g_run.flows.push_back(f);
@@ -1983,8 +2030,9 @@ main(int argc, char **argv)
     }
     /* A bound, should TCP never finish: every flow's bytes at a tenth of
      * the capacity after the last arrival. */
-    Simulator::Stop(Seconds(t + 10 + o.flows * mean_size * 8 * 10
-                            / capacity));
+    Simulator::Stop(Seconds(t + 10 + o.flows * std::max(mean_size,
+                                                        second_mean)
+                            * 8 * 10 / capacity));
     Simulator::Run();
 
     double sim_s = Simulator::Now().GetSeconds();
@@ -2001,7 +2049,7 @@ main(int argc, char **argv)
         std::ofstream out(o.flows_csv);
 
         out << "id,size,start_s,fct_ms,sender" << (star ? "" : ",receiver")
-            << "\n";
+            << (second.empty() ? "" : ",part") << "\n";
         for (const Flow &f : g_run.flows) {
             char line[128];
 
@@ -2012,6 +2060,9 @@ main(int argc, char **argv)
             out << line;
             if (!star) {
                 out << "," << f.receiver;
+            }
+            if (!second.empty()) {
+                out << "," << (unsigned) f.part;
             }
             out << "\n";
         }
