@@ -728,6 +728,32 @@ def best_static(groups, short):
     return {point: key for point, (_, key) in best.items()}
 
 
+def seeds_short_table(groups):
+    """Per run kept with several seeds: its short flows' quantiles and the
+    mean of each size bucket up to SHORT_MAX (SIZE_BUCKETS), pooled."""
+    buckets = [label for top, label in SIZE_BUCKETS if top <= SHORT_MAX]
+    lines = ["Their short flows in more detail: quantiles of the FCT (ms), "
+             "and the mean FCT (ms) by size:", "",
+             *markdown.head(["experiment", "run", "p50", "p75", "p90",
+                             *(f"mean, {b}" for b in buckets)])]
+    for (exp, name), by_seed in sorted(groups.items()):
+        flows = [r for run in by_seed.values() for r in run.flows
+                 if int(r["size"]) <= SHORT_MAX]
+        if not flows:
+            continue
+        fcts = [int(r["fct_us"]) / 1000 for r in flows]
+        means = []
+        for i in range(len(buckets)):
+            lo = SIZE_BUCKETS[i - 1][0] if i else 0
+            v = [int(r["fct_us"]) / 1000 for r in flows
+                 if lo < int(r["size"]) <= SIZE_BUCKETS[i][0]]
+            means.append(f"{mean(v):.2f}" if v else "-")
+        lines.append(markdown.row([
+            exp, name, *(f"{percentile(fcts, q):.2f}"
+                         for q in (0.5, 0.75, 0.9)), *means]))
+    return lines
+
+
 def seeds_section(runs):
     """Per run kept with several seeds: its short flows (at most 100 kB)
     pooled over the seeds, their mean with a 95 % bootstrap interval
@@ -795,7 +821,7 @@ def seeds_section(runs):
             "there (of the static schemes run with these seeds, PIAS's and "
             "the sweep's, the one with the lowest short mean), each with "
             "its 95 % bootstrap interval.", "",
-            *lines, ""]
+            *lines, "", *seeds_short_table(groups), ""]
 
 
 def overhead_section(runs):

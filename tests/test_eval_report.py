@@ -164,6 +164,10 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     assert cells("cache-load50-pias-datamining")[8].startswith("+300.0 %")
     assert cells("cache-load50-static-refpct")[8] == "(the best static)"
     assert "cache-load80-fifo |" not in section
+    # In more detail: fifo's four short flows took 1, 2, 3 and 6 ms
+    # (nearest rank), those of 5 kB 1 and 2 ms, those of 90 kB 3 and 6.
+    assert "| pias | cache-load50-fifo | 3.00 | 6.00 | 6.00 | - | 1.50 | " \
+        "4.50 |" in section
 
 
 def test_report_from_the_runs_files(tmp_path):
