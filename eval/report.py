@@ -788,9 +788,14 @@ def seeds_section(runs):
             continue
         mean, (lo, hi) = mean_ci(mine, rng)
         meta = next(iter(by_seed.values())).meta
-        base = (exp, f"{meta['workload']}-load{round(meta['load'] * 100)}-"
-                f"{MISMATCHED[meta['workload']]}") \
-            if exp == "pias" and meta.get("workload") in MISMATCHED else None
+        base = None
+        if exp == "pias" and meta.get("workload") in MISMATCHED:
+            base = (exp, f"{meta['workload']}-load"
+                    f"{round(meta['load'] * 100)}-"
+                    f"{MISMATCHED[meta['workload']]}")
+        elif exp == "hetero":
+            # The thesis's §5.6 reference: web search's thresholds.
+            base = (exp, f"load{round(meta['load'] * 100)}-pias-websearch")
         against = "-"
         if base == (exp, name):
             against = "(the reference)"
@@ -817,7 +822,8 @@ def seeds_section(runs):
             f"where at least {P99_MIN_FLOWS} are pooled, else their max; "
             "in the pias experiment the change of the short mean against "
             "PIAS with the thesis's mismatched thresholds at that workload "
-            "and load, and against the best static thresholds in hindsight "
+            "and load (in hetero, against PIAS's web-search thresholds at "
+            "that load), and against the best static thresholds in hindsight "
             "there (of the static schemes run with these seeds, PIAS's and "
             "the sweep's, the one with the lowest short mean), each with "
             "its 95 % bootstrap interval.", "",

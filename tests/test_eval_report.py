@@ -135,9 +135,19 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
                   [flow(1, 5000, fcts[0], dsacks=0),
                    flow(2, 90000, fcts[1], timeouts=1, dsacks=1),
                    flow(3, 2000000, 50000, dsacks=0)])
+    # On the leaf-spine, against PIAS's web-search thresholds.
+    for key, fct in (("load50-awafs-refpct", 1000),
+                     ("load50-awafs-refpct-seed2", 1000),
+                     ("load50-pias-websearch", 4000),
+                     ("load50-pias-websearch-seed2", 4000)):
+        write_run(tmp_path, "hetero", key,
+                  {"load": 0.5, "scheme": key.split("-seed")[0][7:]},
+                  [flow(1, 5000, fct, workload="websearch")])
     report.main(["--out", str(tmp_path)])
     text = (tmp_path / "report.md").read_text()
     section = text.split("## Seeds pooled")[1]
+    assert "| hetero | load50-awafs-refpct | 2 | 2 | 1.000 | 1.000-1.000 " \
+        "| max 1.00 | -75.0 % [-75.0, -75.0] | - |" in section
 
     def cells(run_name):
         row = next(line for line in section.splitlines()
