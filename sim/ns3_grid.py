@@ -137,15 +137,6 @@ def pias(workload, load):
 
 def scheme_args(scheme, workload, load):
     """awafs-ns3's options for 'scheme' on 'workload' at 'load'."""
-    if workload in MIXES:
-        # Only the schemes without a workload's own thresholds.
-        thr = pias(MIXES[workload][3], load)
-        return {"fifo": ["--scheme", "fifo"],
-                "pias": ["--scheme", "pias", "--thresholds", thr],
-                "awafs": ["--scheme", "awafs", "--thresholds", thr,
-                          "--percentiles", REFPCT8],
-                "auto": ["--scheme", "auto", "--thresholds", thr],
-                "srpt": ["--scheme", "srpt"]}[scheme]
     static = STATIC.match(scheme)
     if static:
         thr = static_refpct(workload, float(static.group(1) or 1))
@@ -153,7 +144,10 @@ def scheme_args(scheme, workload, load):
     if scheme == "pias-matched":
         return ["--scheme", "pias", "--thresholds",
                 csvlist(pias_matched(workload, load))]
-    thr = pias(MISMATCHED[workload].removeprefix("pias-"), load)
+    # A mix's pias runs its MIXES workload's thresholds, a workload's the
+    # mismatched ones; awafs and auto start from them.
+    thr = pias(MIXES[workload][3] if workload in MIXES
+               else MISMATCHED[workload].removeprefix("pias-"), load)
     return {"fifo": ["--scheme", "fifo"],
             "pias": ["--scheme", "pias", "--thresholds", thr],
             "awafs": ["--scheme", "awafs", "--thresholds", thr,
