@@ -378,12 +378,16 @@ SIZE_BUCKETS = [(1_000, "< 1 kB"), (10_000, "1-10 kB"),
 SLOWDOWN_SCHEMES = ("mismatched", "matched", "awafs-refpct", "awafs-auto")
 
 
+def size_bucket(size):
+    """The index of the SIZE_BUCKETS bucket a flow of 'size' bytes is in."""
+    return next(i for i, (top, _) in enumerate(SIZE_BUCKETS) if size <= top)
+
+
 def slowdown_by_size(flows):
     """[mean slowdown of the flows in each SIZE_BUCKETS bucket, or None]."""
     sums = [[0.0, 0] for _ in SIZE_BUCKETS]
     for r in flows:
-        size = int(r["size"])
-        i = next(i for i, (top, _) in enumerate(SIZE_BUCKETS) if size <= top)
+        i = size_bucket(int(r["size"]))
         sums[i][0] += float(r["slowdown"])
         sums[i][1] += 1
     return [total / n if n else None for total, n in sums]
@@ -485,6 +489,16 @@ def follow_s(series, shift_s):
     return None
 
 
+def follow_cells(times, digits):
+    """Of the follow_s() 'times' of a scheme's runs: how many runs, how
+    many followed, their median and range in seconds ('digits' decimals)."""
+    done = sorted(t for t in times if t is not None)
+    if not done:
+        return [len(times), 0, "-", "-"]
+    return [len(times), len(done), f"{statistics.median(done):.{digits}f}",
+            f"{done[0]:.{digits}f}-{done[-1]:.{digits}f}"]
+
+
 def follow_table(runs):
     """How soon each learning scheme of the shift followed web search, over
     the runs (seeds) kept: from the first web-search flow to the first
@@ -503,11 +517,7 @@ def follow_table(runs):
     lines = markdown.head(["scheme", "runs", "followed", "median (s)",
                            "range (s)"])
     for key, ts in sorted(times.items()):
-        done = sorted(t for t in ts if t is not None)
-        lines.append(markdown.row([
-            key, len(ts), len(done),
-            f"{statistics.median(done):.1f}" if done else "-",
-            f"{done[0]:.1f}-{done[-1]:.1f}" if done else "-"]))
+        lines.append(markdown.row([key, *follow_cells(ts, 1)]))
     return "\n".join(lines)
 
 
@@ -742,12 +752,11 @@ def seeds_short_table(groups):
         if not flows:
             continue
         fcts = [int(r["fct_us"]) / 1000 for r in flows]
-        means = []
-        for i in range(len(buckets)):
-            lo = SIZE_BUCKETS[i - 1][0] if i else 0
-            v = [int(r["fct_us"]) / 1000 for r in flows
-                 if lo < int(r["size"]) <= SIZE_BUCKETS[i][0]]
-            means.append(f"{mean(v):.2f}" if v else "-")
+        by_size = [[] for _ in buckets]
+        for r in flows:
+            by_size[size_bucket(int(r["size"]))].append(
+                int(r["fct_us"]) / 1000)
+        means = [f"{mean(v):.2f}" if v else "-" for v in by_size]
         lines.append(markdown.row([
             exp, name, *(f"{percentile(fcts, q):.2f}"
                          for q in (0.5, 0.75, 0.9)), *means]))

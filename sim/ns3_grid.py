@@ -59,12 +59,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval.report import MISMATCHED, follow_s
+from eval.report import MISMATCHED, SHORT_MAX, follow_cells, follow_s
 from eval.run import (REFPCT8, csvlist, pias_matched, pias_thresholds,
                       static_refpct)
 from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled, ratio_ci,
                                tail)
 from sim.ns3_eval import NS3, read_flows, read_trace, run_ns3
+from testbed import markdown
 from testbed.micro import percentile
 from testbed.workload import workloads_dir
 
@@ -74,7 +75,6 @@ HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
 ADAPTIVE = ["awafs", "auto"]        # The schemes whose thresholds learn.
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
-SHORT_MAX = 100_000
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 CHECKSUMS = "flows.sha256"
 # Two workloads in one run: (the first, awafs-ns3's option for the second,
@@ -366,14 +366,11 @@ def follow_section(out, pts):
     lines = ["", "The shift: from the first web-search flow to the first "
              "thresholds within a factor of 2 of those the run ended with "
              "(leaf 0's port toward host 0), over the seeds:", "",
-             "| load | scheme | seeds | followed | median (s) | range (s) |",
-             "|---|---|---|---|---|---|"]
+             *markdown.head(["load", "scheme", "seeds", "followed",
+                             "median (s)", "range (s)"])]
     for (load, s), ts in sorted(times.items()):
-        done = sorted(t for t in ts if t is not None)
-        cells = (f"{statistics.median(done):.2f} | {done[0]:.2f}-"
-                 f"{done[-1]:.2f}" if done else "- | -")
-        lines.append(f"| {load * 100:.0f} % | {s} | {len(ts)} | "
-                     f"{len(done)} | {cells} |")
+        lines.append(markdown.row([f"{load * 100:.0f} %", s,
+                                   *follow_cells(ts, 2)]))
     return "\n".join(lines) + "\n"
 
 
