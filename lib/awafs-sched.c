@@ -243,14 +243,22 @@ awafs_sched_send_direct(struct awafs_sched *s, const uint8_t *queues,
                         uint64_t *sent_bytes)
 {
     uint64_t bytes = 0;
+    size_t i = 0;
 
-    for (size_t i = 0; i < n_sent; i++) {
+    /* A batch is mostly one queue's: counted a run at a time, since adds
+     * per packet to one counter each wait for the previous one's store. */
+    while (i < n_sent) {
         unsigned int q = queues[i] < s->n_queues ? queues[i]
                                                  : s->n_queues - 1;
+        uint64_t run_bytes = 0;
+        size_t start = i;
 
-        s->q[q].c.tx_packets++;
-        s->q[q].c.tx_bytes += lens[i];
-        bytes += lens[i];
+        do {
+            run_bytes += lens[i++];
+        } while (i < n_sent && queues[i] == queues[start]);
+        s->q[q].c.tx_packets += i - start;
+        s->q[q].c.tx_bytes += run_bytes;
+        bytes += run_bytes;
     }
     *sent_bytes = bytes + (uint64_t) n_sent * AWAFS_WIRE_OVERHEAD;
     if (n_sent == n) {

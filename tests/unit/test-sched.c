@@ -661,8 +661,9 @@ test_send_direct(void **state)
 }
 
 /* A direct send counts each packet and its bytes in its queue: bursts of
- * every queue, a queue out of range counted in the last, lengths from 60
- * bytes to 1 MiB. */
+ * every queue, one queue at a time and in runs of one queue (as it counts
+ * them), a queue out of range counted in the last, lengths from 60 bytes to
+ * 1 MiB. */
 static void
 test_send_direct_counts_every_queue(void **state)
 {
@@ -675,9 +676,10 @@ test_send_direct_counts_every_queue(void **state)
     uint64_t bytes;
 
     (void) state;
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < 3; round++) {
         for (int i = 0; i < N; i++) {
-            queues[i] = (i * 5 + round) % 9;        /* 8: out of range. */
+            /* 8: out of range; runs of 5 in the last round. */
+            queues[i] = round == 2 ? (i / 5 + 4) % 9 : (i * 5 + round) % 9;
             lens[i] = (round && i == 20 ? 1u << 20
                        : i % 7 == 0 ? (1u << 17) - 1 : 60 + i * 37);
             pkts[i] = PKT(queues[i] % 8, i);
