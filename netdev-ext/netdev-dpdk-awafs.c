@@ -194,6 +194,7 @@ struct awafs_txq {
                                          * budgets (byte-free, queue 0). */
     uint64_t byte_free_over;            /* Beyond it: the lowest queue. */
     uint64_t padded;                    /* Padded frames: the lowest queue. */
+    bool weigh_sources;                 /* Completions need their source. */
 
     /* The classification of the batch being queued or, between
      * qos_enqueue() and qos_sent_direct(), sent directly. */
@@ -793,6 +794,7 @@ awafs_txq_apply(struct awafs_txq *tq, const struct awafs_dp_params *dp)
         return;
     }
     tq->params_seq = dp->seq;
+    tq->weigh_sources = p->core.weigh_sources;
     awafs_sched_set_ecn(tq->sched, p->ecn_threshold, p->ecn_per_queue);
     awafs_sched_set_max_wait(tq->sched, awafs_us_to_ticks(p->max_wait_us));
     awafs_txq_init_budgets(tq, p);
@@ -1849,7 +1851,11 @@ awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
                    int64_t now_us, uint64_t size, enum awafs_flow_type type,
                    const uint8_t src[16])
 {
-    uint32_t source = awafs_source_id(aq->source_key, src);
+    /* A SipHash: only for the window's weights.  A window that starts
+     * weighing takes the samples from before as one source until they
+     * leave it. */
+    uint32_t source = (tq->weigh_sources
+                       ? awafs_source_id(aq->source_key, src) : 0);
 
     tq->completions++;
     if (!aq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
