@@ -259,9 +259,11 @@ struct awafs_qos {
     uint64_t n_history OVS_GUARDED_BY(awafs_mutex);
     /* The port's load for percentiles=auto: wire bytes sent and dropped,
      * when last read, and their share of the rate since, averaged over about
-     * a window. */
+     * a window (since 'load_start_us', the first reading, until that is a
+     * window). */
     uint64_t load_bytes OVS_GUARDED_BY(awafs_mutex);
     int64_t load_us OVS_GUARDED_BY(awafs_mutex);
+    int64_t load_start_us OVS_GUARDED_BY(awafs_mutex);
     double load OVS_GUARDED_BY(awafs_mutex);
 };
 
@@ -914,7 +916,10 @@ awafs_qos_byte_times_us(const struct awafs_qos *aq, double byte_times)
 
 /* The port's load for the FCT model: the wire bytes its queues sent and
  * dropped since the last call, a share of its rate, averaged over about a
- * window; without a rate, AWAFS_FCT_ASSUMED_LOAD. */
+ * window, or over the time measured so far while that is shorter: an
+ * average that started from 0 would tell the model that a busy port is
+ * idle for about a window, and the model keeps the initial thresholds at
+ * low load.  Without a rate, AWAFS_FCT_ASSUMED_LOAD. */
 static double
 awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
     OVS_REQUIRES(awafs_mutex)
@@ -931,10 +936,13 @@ awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
     }
     if (!rate) {
         aq->load = AWAFS_FCT_ASSUMED_LOAD;
-    } else if (aq->load_us && elapsed > 0) {
+    } else if (!aq->load_us) {
+        aq->load_start_us = now;
+    } else if (elapsed > 0) {
         double load = (bytes - aq->load_bytes) * 8.0 * 1e6 / rate / elapsed;
-        double weight = MIN(1.0,
-                            (double) elapsed / aq->params.core.window_us);
+        int64_t span = MIN(now - aq->load_start_us,
+                           aq->params.core.window_us);
+        double weight = MIN(1.0, (double) elapsed / span);
 
         aq->load += weight * (load - aq->load);
     }

@@ -237,6 +237,23 @@ def test_auto_thresholds_minimise_the_model_for_each_workload(sw, workloads):
     assert rows[0][1] != rows[1][1], rows
 
 
+def test_auto_measures_the_load_from_its_first_rounds(sw):
+    """percentiles=auto averages the port's load over about a window, but
+    over the time measured so far while that is shorter: a port busy from
+    its start shows its load within a second, not a twentieth of it (a 20 s
+    window), which kept the model on the initial thresholds."""
+    sw.sb.set_awafs("p1", queues=2, percentiles="auto", thresholds=1000,
+                    **{"window-ms": 20000, "interval-ms": 100,
+                       "max-rate": 2000000})
+    frames = completion_frames([5000] * 600)
+    wire_bits = (len(frames[0]) + 24) * 8
+    sw.play(frames, rate=800)
+    _, details, _ = sw.sb.qos_show("p1")
+    load = float(details["model-load"]) / 100
+    offered = 800 * wire_bits / 2000000
+    assert 0.5 * offered < load < 1.2 * offered, (load, offered)
+
+
 def test_static_mode_never_moves(sw):
     # A window far longer than the test, so that its samples stay visible.
     sw.sb.set_awafs("p1", queues=2, mode="static", thresholds=1000,
