@@ -160,7 +160,8 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     assert fifo[2:5] == ["2", "4", "3.000"]
     lo, hi = map(float, fifo[5].split("-"))
     assert lo <= 3.0 <= hi
-    assert fifo[6] == "max 6.00" and fifo[9:] == ["2", "2", "6"]
+    assert fifo[6] == "max 6.00" and fifo[10:] == ["2", "2", "6"]
+    assert fifo[9] == "-"       # No flow started after the start-up.
     # Against cache's mismatched PIAS (data mining's), whose flows took
     # twice as long: -50 %; against the best static, the sweep's, which
     # took half as long: +100 %; each inside its interval.
@@ -178,6 +179,30 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     # (nearest rank), those of 5 kB 1 and 2 ms, those of 90 kB 3 and 6.
     assert "| pias | cache-load50-fifo | 3.00 | 6.00 | 6.00 | - | 1.50 | " \
         "4.50 |" in section
+
+
+def test_learning_schemes_are_compared_after_their_start_up(tmp_path):
+    """Beside the change against the best static over all short flows, the
+    same over those that started report.SETTLED_S or more into the run: a
+    learning scheme that lost only while it started is even there."""
+    late = report.SETTLED_S + 1
+    for scheme, mode, early_fct in (("static-refpct", "static", 1000),
+                                    ("awafs-auto", "adaptive", 5000)):
+        for key in (f"cache-load80-{scheme}", f"cache-load80-{scheme}-seed2"):
+            write_run(tmp_path, "pias", key,
+                      {"workload": "cache", "load": 0.8, "scheme": scheme,
+                       "qos": {"mode": mode}},
+                      [flow(1, 5000, early_fct),
+                       {**flow(2, 5000, 2000), "start_s": late}])
+    report.main(["--out", str(tmp_path)])
+    section = (tmp_path / "report.md").read_text().split(
+        "## Seeds pooled")[1]
+    row = next(line for line in section.splitlines()
+               if line.startswith("| pias | cache-load80-awafs-auto |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # All: (5 + 2) / (1 + 2) ms; from SETTLED_S on, the same flow.
+    assert cells[8].startswith("+133.3 % ["), cells
+    assert cells[9] == "+0.0 % [+0.0, +0.0]", cells
 
 
 def test_report_from_the_runs_files(tmp_path):
