@@ -2,10 +2,13 @@
 again (eval/run.py), and the report is regenerated from the runs' files
 alone (eval/report.py)."""
 
+import argparse
 import csv
 import re
 
-from eval import report, run
+import pytest
+
+from eval import probe, report, run
 
 PORTS = {"p0": {"dropped": 3, "ecn_marks": 40}}
 
@@ -336,3 +339,15 @@ def test_slowdown_by_flow_size():
             {"size": 100_000, "slowdown": 7.0},
             {"size": 20_000_000, "slowdown": 1.5}]
     assert report.slowdown_by_size(rows) == [4.0, 2.0, 7.0, None, None, 1.5]
+
+
+def test_probe_schemes_are_the_pias_window_with_keys_on_top():
+    """eval.probe: NAME=KEY:VALUE;... is a pias scheme (its window, 8
+    queues) with those keys; values keep their commas."""
+    name, qos = probe.scheme("frozen=mode:adaptive;thresholds:350,1448;"
+                             "min-samples:32768")
+    assert name == "frozen"
+    assert qos == {**run.WORKLOAD_WINDOW, "queues": 8, "mode": "adaptive",
+                   "thresholds": "350,1448", "min-samples": "32768"}
+    with pytest.raises(argparse.ArgumentTypeError):
+        probe.scheme("bad=mode")
