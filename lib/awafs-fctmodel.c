@@ -285,3 +285,25 @@ awafs_fct_evaluate(enum awafs_fct_model model,
     memcpy(plan->thr, thr, (k - 1) * sizeof thr[0]);
     return true;
 }
+
+double
+awafs_load_update(struct awafs_load *l, int64_t now_us, uint64_t bytes,
+                  uint64_t rate_bps, int64_t window_us)
+{
+    int64_t elapsed = now_us - l->last_us;
+
+    if (!l->started) {
+        l->started = true;
+        l->start_us = now_us;
+    } else if (elapsed > 0) {
+        double load = (bytes - l->bytes) * 8.0 * 1e6 / rate_bps / elapsed;
+        int64_t span = now_us - l->start_us < window_us
+                       ? now_us - l->start_us : window_us;
+        double weight = span > elapsed ? (double) elapsed / span : 1.0;
+
+        l->load += weight * (load - l->load);
+    }
+    l->bytes = bytes;
+    l->last_us = now_us;
+    return l->load;
+}

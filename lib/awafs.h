@@ -783,6 +783,26 @@ bool awafs_fct_evaluate(enum awafs_fct_model, const struct awafs_fct_point *,
                         size_t n, uint32_t n_queues, double load,
                         const uint64_t *thr, struct awafs_fct_plan *);
 
+/* The port's load that the model is given: the wire bytes it sent and
+ * dropped, a share of its rate, averaged over about 'window_us', or over the
+ * time measured so far while that is shorter.  (An average that started
+ * from 0 would say a busy port is idle for about a window, and the model
+ * keeps the initial thresholds at low load.) */
+struct awafs_load {
+    double load;                /* The average, a share of the rate. */
+    uint64_t bytes;             /* The port's wire bytes at 'last_us'. */
+    int64_t last_us;            /* The last reading, */
+    int64_t start_us;           /* the first, */
+    bool started;               /* if any. */
+};
+
+/* Reads the port's wire bytes 'bytes' at 'now_us', for a port of 'rate_bps'
+ * (nonzero), into 'l' (zero-initialised before the first reading, which
+ * measures nothing).  Returns the average. */
+double awafs_load_update(struct awafs_load *l, int64_t now_us,
+                         uint64_t bytes, uint64_t rate_bps,
+                         int64_t window_us);
+
 /* ---- Histogram window: O(1) memory ---- */
 
 #define AWAFS_HIST_SUB_BITS 6       /* 64 buckets per power of 2. */

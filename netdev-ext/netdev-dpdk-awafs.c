@@ -257,14 +257,8 @@ struct awafs_qos {
     struct awafs_update history[AWAFS_HISTORY_LEN]
         OVS_GUARDED_BY(awafs_mutex);
     uint64_t n_history OVS_GUARDED_BY(awafs_mutex);
-    /* The port's load for percentiles=auto: wire bytes sent and dropped,
-     * when last read, and their share of the rate since, averaged over about
-     * a window (since 'load_start_us', the first reading, until that is a
-     * window). */
-    uint64_t load_bytes OVS_GUARDED_BY(awafs_mutex);
-    int64_t load_us OVS_GUARDED_BY(awafs_mutex);
-    int64_t load_start_us OVS_GUARDED_BY(awafs_mutex);
-    double load OVS_GUARDED_BY(awafs_mutex);
+    /* The port's load for percentiles=auto (awafs_load_update()). */
+    struct awafs_load load OVS_GUARDED_BY(awafs_mutex);
 };
 
 static struct ovs_list awafs_list OVS_GUARDED_BY(awafs_mutex)
@@ -914,19 +908,19 @@ awafs_qos_byte_times_us(const struct awafs_qos *aq, double byte_times)
     return rate ? byte_times * 8 * 1e6 / rate : -1;
 }
 
-/* The port's load for the FCT model: the wire bytes its queues sent and
- * dropped since the last call, a share of its rate, averaged over about a
- * window, or over the time measured so far while that is shorter: an
- * average that started from 0 would tell the model that a busy port is
- * idle for about a window, and the model keeps the initial thresholds at
- * low load.  Without a rate, AWAFS_FCT_ASSUMED_LOAD. */
+/* The port's load for the FCT model (awafs_load_update()), from the wire
+ * bytes its queues sent and dropped; without a rate,
+ * AWAFS_FCT_ASSUMED_LOAD. */
 static double
 awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
     OVS_REQUIRES(awafs_mutex)
 {
     uint64_t rate = awafs_qos_rate(aq), bytes = 0;
-    int64_t elapsed = now - aq->load_us;
 
+    if (!rate) {
+        aq->load.load = AWAFS_FCT_ASSUMED_LOAD;
+        return aq->load.load;
+    }
     for (uint32_t q = 0; q < aq->params.n_queues; q++) {
         struct awafs_queue_stats qs;
 
@@ -934,21 +928,8 @@ awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
         bytes += (qs.tx_bytes + qs.drop_bytes
                   + AWAFS_WIRE_OVERHEAD * (qs.tx_packets + qs.drop_packets));
     }
-    if (!rate) {
-        aq->load = AWAFS_FCT_ASSUMED_LOAD;
-    } else if (!aq->load_us) {
-        aq->load_start_us = now;
-    } else if (elapsed > 0) {
-        double load = (bytes - aq->load_bytes) * 8.0 * 1e6 / rate / elapsed;
-        int64_t span = MIN(now - aq->load_start_us,
-                           aq->params.core.window_us);
-        double weight = MIN(1.0, (double) elapsed / span);
-
-        aq->load += weight * (load - aq->load);
-    }
-    aq->load_bytes = bytes;
-    aq->load_us = now;
-    return aq->load;
+    return awafs_load_update(&aq->load, now, bytes, rate,
+                             aq->params.core.window_us);
 }
 
 static void
@@ -980,7 +961,7 @@ awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
         u->thr = t;
         u->load = u->mean_us = -1;
         if (awafs_adapt_get_plan(aq->adapt, &plan)) {
-            u->load = aq->load;
+            u->load = aq->load.load;
             u->mean_us = awafs_qos_byte_times_us(aq, plan.mean);
         }
     }
@@ -1589,7 +1570,7 @@ awafs_qos_show_model(const struct awafs_qos *aq,
     struct ds s = DS_EMPTY_INITIALIZER;
     struct awafs_fct_plan plan;
 
-    smap_add_format(details, "model-load", "%.1f", aq->load * 100);
+    smap_add_format(details, "model-load", "%.1f", aq->load.load * 100);
     smap_add_format(details, "model-kept", "%"PRIu64, st->model_kept);
     if (!awafs_adapt_get_plan(aq->adapt, &plan)) {
         return;

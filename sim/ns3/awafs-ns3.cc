@@ -177,9 +177,7 @@ class AwafsQueueDisc : public QueueDisc
 
     uint64_t m_completions;
     uint64_t m_byteFreeOver;
-    double m_load;
-    uint64_t m_loadBytes;
-    int64_t m_loadUs;
+    struct awafs_load m_load;
     std::vector<AwafsRound> m_rounds;
     EventId m_recalcEvent, m_sweepEvent;
 };
@@ -281,12 +279,10 @@ AwafsQueueDisc::AwafsQueueDisc()
       m_flows(nullptr),
       m_sched(nullptr),
       m_completions(0),
-      m_byteFreeOver(0),
-      m_load(0),
-      m_loadBytes(0),
-      m_loadUs(0)
+      m_byteFreeOver(0)
 {
     memset(&m_cfg, 0, sizeof m_cfg);
+    memset(&m_load, 0, sizeof m_load);
     memset(&m_byteFree, 0, sizeof m_byteFree);
     memset(&m_parse, 0, sizeof m_parse);
     memset(&m_thr, 0, sizeof m_thr);
@@ -421,7 +417,8 @@ AwafsQueueDisc::InitializeParams()
     for (int i = 0; i < 4; i++) {
         m_sourceKey[i] = (uint32_t) keygen();
     }
-    m_loadUs = now_us;
+    awafs_load_update(&m_load, now_us, 0, m_linkRate.GetBitRate(),
+                      m_cfg.window_us);
     m_rounds.push_back({Simulator::Now().GetSeconds(), m_thr, 0, 0});
     m_recalcEvent = Simulator::Schedule(MicroSeconds(m_cfg.interval_us),
                                         &AwafsQueueDisc::Recalculate, this);
@@ -628,14 +625,13 @@ AwafsQueueDisc::GetFlowtabStats(struct awafs_flowtab_stats *s) const
     awafs_flowtab_get_stats(m_flows, s);
 }
 
-/* The port's load for the FCT model: the datapath's
- * awafs_qos_measure_load(), the wire bytes sent and dropped since the last
- * round against the rate, averaged over about a window. */
+/* The port's load for the FCT model, as the datapath's
+ * awafs_qos_measure_load() gives it: awafs_load_update() of the wire bytes
+ * sent and dropped. */
 double
 AwafsQueueDisc::MeasureLoad(int64_t now_us)
 {
-    uint64_t bytes = 0, rate = m_linkRate.GetBitRate();
-    int64_t elapsed = now_us - m_loadUs;
+    uint64_t bytes = 0;
 
     for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
         struct awafs_queue_stats qs;
@@ -644,15 +640,8 @@ AwafsQueueDisc::MeasureLoad(int64_t now_us)
         bytes += (qs.tx_bytes + qs.drop_bytes
                   + AWAFS_WIRE_OVERHEAD * (qs.tx_packets + qs.drop_packets));
     }
-    if (elapsed > 0) {
-        double load = (bytes - m_loadBytes) * 8.0 * 1e6 / rate / elapsed;
-        double weight = std::min(1.0, (double) elapsed / m_cfg.window_us);
-
-        m_load += weight * (load - m_load);
-    }
-    m_loadBytes = bytes;
-    m_loadUs = now_us;
-    return m_load;
+    return awafs_load_update(&m_load, now_us, bytes,
+                             m_linkRate.GetBitRate(), m_cfg.window_us);
 }
 
 void

@@ -273,6 +273,37 @@ test_many_points_are_grouped(void **state)
                 < 1e-9 * plan.mean);
 }
 
+/* The load a port shows the model: a port at 80 % of 100 Mbit/s from its
+ * first reading, every 200 ms, reads 80 % from the first round on (an
+ * average from 0 over a 20 s window read 0.8 % then); after a window at
+ * 80 %, a round of silence moves it by a round's share of the window; a
+ * reading at the same time changes nothing.  Time 0 is a time like any
+ * other (ns-3 starts there). */
+static void
+test_load_average_starts_at_the_first_reading(void **state)
+{
+    const uint64_t rate = 100000000, per_round = rate / 8 / 5 * 8 / 10;
+    const int64_t window = 20000000, round = 200000;
+    struct awafs_load l;
+    uint64_t bytes = 0;
+    int64_t t = 0;
+
+    (void) state;
+    memset(&l, 0, sizeof l);
+    assert_true(awafs_load_update(&l, t, bytes, rate, window) == 0);
+    for (int i = 1; i <= 100; i++) {
+        t += round;
+        bytes += per_round;
+        assert_true(fabs(awafs_load_update(&l, t, bytes, rate, window) - 0.8)
+                    < 1e-9);
+    }
+    assert_true(fabs(awafs_load_update(&l, t, bytes, rate, window) - 0.8)
+                < 1e-9);
+    t += round;
+    assert_true(fabs(awafs_load_update(&l, t, bytes, rate, window)
+                     - 0.8 * (1 - (double) round / window)) < 1e-9);
+}
+
 AWAFS_UNIT_MAIN(fctmodel)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +313,7 @@ AWAFS_UNIT_MAIN(fctmodel)
         cmocka_unit_test(test_thresholds_follow_the_distribution),
         cmocka_unit_test(test_thresholds_between_points),
         cmocka_unit_test(test_many_points_are_grouped),
+        cmocka_unit_test(test_load_average_starts_at_the_first_reading),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
