@@ -295,7 +295,7 @@ awafs_load_update(struct awafs_load *l, int64_t now_us, uint64_t bytes,
     if (!l->started) {
         l->started = true;
         l->start_us = now_us;
-    } else if (elapsed > 0) {
+    } else if (elapsed > 0 && bytes >= l->bytes) {
         double load = (bytes - l->bytes) * 8.0 * 1e6 / rate_bps / elapsed;
         int64_t span = now_us - l->start_us < window_us
                        ? now_us - l->start_us : window_us;

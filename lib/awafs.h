@@ -798,7 +798,8 @@ struct awafs_load {
 
 /* Reads the port's wire bytes 'bytes' at 'now_us', for a port of 'rate_bps'
  * (nonzero), into 'l' (zero-initialised before the first reading, which
- * measures nothing).  Returns the average. */
+ * measures nothing; so does a reading whose counters went back, as they do
+ * when a port's instances are replaced).  Returns the average. */
 double awafs_load_update(struct awafs_load *l, int64_t now_us,
                          uint64_t bytes, uint64_t rate_bps,
                          int64_t window_us);

@@ -277,8 +277,8 @@ test_many_points_are_grouped(void **state)
  * first reading, every 200 ms, reads 80 % from the first round on (an
  * average from 0 over a 20 s window read 0.8 % then); after a window at
  * 80 %, a round of silence moves it by a round's share of the window; a
- * reading at the same time changes nothing.  Time 0 is a time like any
- * other (ns-3 starts there). */
+ * reading at the same time changes nothing, nor one whose counters went
+ * back.  Time 0 is a time like any other (ns-3 starts there). */
 static void
 test_load_average_starts_at_the_first_reading(void **state)
 {
@@ -302,6 +302,15 @@ test_load_average_starts_at_the_first_reading(void **state)
     t += round;
     assert_true(fabs(awafs_load_update(&l, t, bytes, rate, window)
                      - 0.8 * (1 - (double) round / window)) < 1e-9);
+    /* Counters that went back (new instances) measure nothing. */
+    t += round;
+    assert_true(fabs(awafs_load_update(&l, t, 0, rate, window)
+                     - 0.8 * (1 - (double) round / window)) < 1e-9);
+    t += round;
+    assert_true(fabs(awafs_load_update(&l, t, per_round, rate, window)
+                     - (0.8 * (1 - (double) round / window)
+                        * (1 - (double) round / window)
+                        + 0.8 * round / window)) < 1e-9);
 }
 
 AWAFS_UNIT_MAIN(fctmodel)
