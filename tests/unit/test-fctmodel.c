@@ -275,10 +275,11 @@ test_many_points_are_grouped(void **state)
 
 /* The load a port shows the model: a port at 80 % of 100 Mbit/s from its
  * first reading, every 200 ms, reads 80 % from the first round on (an
- * average from 0 over a 20 s window read 0.8 % then); after a window at
- * 80 %, a round of silence moves it by a round's share of the window; a
- * reading at the same time changes nothing, nor one whose counters went
- * back.  Time 0 is a time like any other (ns-3 starts there). */
+ * average from 0 over a 20 s window read only 0.8 % by then); after a
+ * window at 80 %, a round of silence moves it by a round's share of the
+ * window; a reading at the same time changes nothing, nor one whose
+ * counters went back.  Time 0 is a time like any other (ns-3 starts
+ * there). */
 static void
 test_load_average_starts_at_the_first_reading(void **state)
 {
