@@ -831,7 +831,8 @@ def seeds_section(runs):
         lines.append(markdown.row([
             exp, name, len(by_seed), len(pooled(mine)), f"{mean:.3f}",
             f"{lo:.3f}-{hi:.3f}", tail(pooled(mine)), against, versus_best,
-            versus_best_settled, stats["timeout_flows"], stats.get("spurious_timeout_flows", "-"),
+            versus_best_settled, stats["timeout_flows"],
+            stats.get("spurious_timeout_flows", "-"),
             sum(run.port_totals()["dropped"] for run in by_seed.values())]))
     return ["## Seeds pooled", "",
             "Runs kept with several seeds (`eval/run.py --seeds N`): short "
