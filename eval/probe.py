@@ -28,7 +28,7 @@ from testbed.ovs_sandbox import one_switch_per_machine
 def scheme(text):
     """'NAME=KEY:VALUE;...' -> (NAME, {KEY: VALUE}) on the pias window."""
     name, _, spec = text.partition("=")
-    qos = {**run.WORKLOAD_WINDOW, "queues": 8}
+    qos = dict(run.PIAS_QOS)
     for item in filter(None, spec.split(";")):
         key, sep, value = item.partition(":")
         if not sep:

@@ -102,6 +102,8 @@ WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
 WORKLOAD_WINDOW = {"window-ms": 20000, "interval-ms": 200,
                    "min-samples": 10}
 REFPCT8 = "10,20,30,40,50,60,70"
+# What every scheme of the pias experiment runs on, and eval/probe.py's.
+PIAS_QOS = {**WORKLOAD_WINDOW, "queues": 8}
 STATIC_FACTORS = (0.5, 1, 2)
 TARDY_LOADS = [0.1, 0.3, 0.5, 0.7, 0.9]
 TARDY_WORKLOADS = ["datamining", "cache"]
@@ -163,31 +165,30 @@ def pias_schemes(workload, load):
     """The pias experiment's schemes for 'workload' at 'load'."""
     ws, ws_pos = pias_thresholds("websearch", load)
     dm, _ = pias_thresholds("datamining", load)
-    common = {**WORKLOAD_WINDOW, "queues": 8}
     schemes = {
-        "pias-websearch": {**common, "mode": "static",
+        "pias-websearch": {**PIAS_QOS, "mode": "static",
                            "thresholds": csvlist(ws)},
-        "pias-datamining": {**common, "mode": "static",
+        "pias-datamining": {**PIAS_QOS, "mode": "static",
                             "thresholds": csvlist(dm)},
-        "awafs-refpct": {**common, "mode": "adaptive",
+        "awafs-refpct": {**PIAS_QOS, "mode": "adaptive",
                          "thresholds": csvlist(ws), "percentiles": REFPCT8},
-        "awafs-pias-positions": {**common, "mode": "adaptive",
+        "awafs-pias-positions": {**PIAS_QOS, "mode": "adaptive",
                                  "thresholds": csvlist(ws),
                                  "percentiles": csvlist(
                                      [round(p, 1) for p in ws_pos])},
-        "awafs-auto": {**common, "mode": "adaptive",
+        "awafs-auto": {**PIAS_QOS, "mode": "adaptive",
                        "thresholds": csvlist(ws), "percentiles": "auto"},
     }
     matched = f"pias-{workload}"
     if matched not in schemes:
-        schemes[matched] = {**common, "mode": "static",
+        schemes[matched] = {**PIAS_QOS, "mode": "static",
                             "thresholds": csvlist(pias_matched(workload,
                                                                load))}
     # The sweep whose best point, with PIAS's, is the best static
     # thresholds in hindsight (issue 33).
     for factor in STATIC_FACTORS:
         name = "static-refpct" + (f"-x{factor:g}" if factor != 1 else "")
-        schemes[name] = {**common, "mode": "static",
+        schemes[name] = {**PIAS_QOS, "mode": "static",
                          "thresholds": csvlist(static_refpct(workload,
                                                              factor))}
     return schemes
