@@ -307,3 +307,10 @@ awafs_load_update(struct awafs_load *l, int64_t now_us, uint64_t bytes,
     l->last_us = now_us;
     return l->load;
 }
+
+uint64_t
+awafs_queue_wire_bytes(const struct awafs_queue_stats *qs)
+{
+    return (qs->tx_bytes + qs->drop_bytes
+            + AWAFS_WIRE_OVERHEAD * (qs->tx_packets + qs->drop_packets));
+}

@@ -803,6 +803,10 @@ struct awafs_load {
 double awafs_load_update(struct awafs_load *l, int64_t now_us,
                          uint64_t bytes, uint64_t rate_bps,
                          int64_t window_us);
+/* The wire bytes one queue of a port carried, its share of the reading
+ * above: what it sent and dropped, with AWAFS_WIRE_OVERHEAD for every
+ * frame. */
+uint64_t awafs_queue_wire_bytes(const struct awafs_queue_stats *);
 
 /* ---- Histogram window: O(1) memory ---- */
 

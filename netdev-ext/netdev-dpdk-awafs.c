@@ -925,8 +925,7 @@ awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
         struct awafs_queue_stats qs;
 
         awafs_qos_queue_stats(aq, q, &qs);
-        bytes += (qs.tx_bytes + qs.drop_bytes
-                  + AWAFS_WIRE_OVERHEAD * (qs.tx_packets + qs.drop_packets));
+        bytes += awafs_queue_wire_bytes(&qs);
     }
     return awafs_load_update(&aq->load, now, bytes, rate,
                              aq->params.core.window_us);

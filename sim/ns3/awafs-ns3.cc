@@ -637,8 +637,7 @@ AwafsQueueDisc::MeasureLoad(int64_t now_us)
         struct awafs_queue_stats qs;
 
         awafs_sched_get_queue_stats(m_sched, q, &qs);
-        bytes += (qs.tx_bytes + qs.drop_bytes
-                  + AWAFS_WIRE_OVERHEAD * (qs.tx_packets + qs.drop_packets));
+        bytes += awafs_queue_wire_bytes(&qs);
     }
     return awafs_load_update(&m_load, now_us, bytes,
                              m_linkRate.GetBitRate(), m_cfg.window_us);

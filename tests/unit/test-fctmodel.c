@@ -314,6 +314,23 @@ test_load_average_starts_at_the_first_reading(void **state)
                         + 0.8 * round / window)) < 1e-9);
 }
 
+/* A queue's wire bytes: sent and dropped frames with their overhead, not
+ * those still queued or flushed unsent. */
+static void
+test_queue_wire_bytes(void **state)
+{
+    struct awafs_queue_stats qs = {
+        .tx_packets = 3, .tx_bytes = 3000,
+        .drop_packets = 1, .drop_bytes = 64,
+        .flush_packets = 5, .flush_bytes = 5000,
+        .backlog_packets = 2, .backlog_bytes = 2000,
+    };
+
+    (void) state;
+    assert_int_equal(awafs_queue_wire_bytes(&qs),
+                     3000 + 64 + 4 * AWAFS_WIRE_OVERHEAD);
+}
+
 AWAFS_UNIT_MAIN(fctmodel)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +341,7 @@ AWAFS_UNIT_MAIN(fctmodel)
         cmocka_unit_test(test_thresholds_between_points),
         cmocka_unit_test(test_many_points_are_grouped),
         cmocka_unit_test(test_load_average_starts_at_the_first_reading),
+        cmocka_unit_test(test_queue_wire_bytes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
