@@ -427,7 +427,7 @@ window_points(struct awafs_adapt *a)
 
 /* Fills 'thr' with the FCT model's optimum for the window of 'n_samples'
  * and the load, and returns true, if it beats the set in force by more than
- * the margin of AWAFS_FCT_HYSTERESIS. */
+ * the margin of AWAFS_FCT_HYSTERESIS in mean FCT or in mean slowdown. */
 static bool
 adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
@@ -442,7 +442,8 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
         return false;
     }
     a->have_plan = true;
-    if (cur.mean <= best.mean * (1 + margin)) {
+    if (cur.mean <= best.mean * (1 + margin)
+        && cur.slowdown <= best.slowdown * (1 + margin)) {
         a->plan = cur;
         a->stats.model_kept++;
         return false;

@@ -73,6 +73,8 @@ struct fct_sums {
     double count[AWAFS_FCT_MAX_POINTS + 1];
     double bytes[AWAFS_FCT_MAX_POINTS + 1];
     double squares[AWAFS_FCT_MAX_POINTS + 1];
+    double inverses[AWAFS_FCT_MAX_POINTS + 1];  /* Of the sizes, for the
+                                                 * slowdown. */
     /* The boundary after each group, at the group's largest size. */
     struct fct_boundary at[AWAFS_FCT_MAX_POINTS + 1];
 };
@@ -130,6 +132,7 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
         s->count[g + 1] += c;
         s->bytes[g + 1] += c * x;
         s->squares[g + 1] += c * x * x;
+        s->inverses[g + 1] += c / (x > 1 ? x : 1);
         s->size[g] = points[i].size;
         if ((n <= AWAFS_FCT_MAX_POINTS || seen >= (g + 1) * per_group)
             && g + 1 < AWAFS_FCT_MAX_POINTS) {
@@ -144,6 +147,7 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
         s->count[l] += s->count[l - 1];
         s->bytes[l] += s->bytes[l - 1];
         s->squares[l] += s->squares[l - 1];
+        s->inverses[l] += s->inverses[l - 1];
     }
     s->total = s->count[s->n];
     s->mean = s->bytes[s->n] / s->total;
@@ -177,6 +181,19 @@ fct_cost(enum awafs_fct_model model, const struct fct_sums *s,
     }
 }
 
+/* The share of the mean slowdown (FCT over size) of the flows that end at
+ * the level between boundaries 'lo' and 'hi', in AWAFS_FCT_MLFQ: each of
+ * them, of size x, takes (W + x) / (1 - rho) there (fct_cost()). */
+static double
+fct_slowdown(const struct fct_sums *s, const struct fct_boundary *lo,
+             const struct fct_boundary *hi)
+{
+    double flows = s->count[hi->l] - s->count[lo->l];
+    double inverses = s->inverses[hi->l] - s->inverses[lo->l];
+
+    return (hi->wait * inverses + flows) / (1 - lo->rho) / s->total;
+}
+
 /* Fills what 'plan' says of each queue from its boundaries 'b' (the first
  * at 0 bytes, the last above every size). */
 static void
@@ -184,11 +201,15 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
              const struct fct_boundary *b, struct awafs_fct_plan *plan)
 {
     plan->mean = 0;
+    plan->slowdown = 0;
     for (uint32_t j = 0; j < plan->n_queues; j++) {
         double cost = fct_cost(model, s, &b[j], &b[j + 1]);
         double flows = (s->count[b[j + 1].l] - s->count[b[j].l]) / s->total;
 
         plan->mean += cost;
+        if (model == AWAFS_FCT_MLFQ) {
+            plan->slowdown += fct_slowdown(s, &b[j], &b[j + 1]);
+        }
         plan->queue_flows[j] = flows;
         plan->queue_fct[j] = flows > 0 ? cost / flows : 0;
     }

@@ -744,10 +744,12 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
 #define AWAFS_FCT_MAX_POINTS 128    /* Candidate thresholds weighed. */
 #define AWAFS_FCT_MAX_INPUT 2048    /* Points a window hands the solver. */
 /* A new set replaces the one in force only if the model predicts the one in
- * force a mean FCT above the new one's by more than this share plus
- * 1/sqrt(n) for n completions in the window, about the sampling error of a
- * mean over them: no flapping between near optima of a steady workload's
- * samples, however few. */
+ * force a mean FCT, or a mean slowdown, above the new one's by more than
+ * this share plus 1/sqrt(n) for n completions in the window, about the
+ * sampling error of a mean over them: no flapping between near optima of a
+ * steady workload's samples, however few.  (The slowdown, because a few
+ * large flows' own bytes can make up most of the mean FCT, hiding what
+ * every short flow waits.) */
 #define AWAFS_FCT_HYSTERESIS 0.01
 
 enum awafs_fct_model {
@@ -767,6 +769,8 @@ struct awafs_fct_plan {
     uint32_t n_queues;
     uint64_t thr[AWAFS_MAX_THRESHOLDS];
     double mean;                            /* Mean FCT of all flows. */
+    double slowdown;        /* AWAFS_FCT_MLFQ: the flows' mean FCT over
+                             * their sizes (1: none waits); 0 otherwise. */
     double queue_fct[AWAFS_MAX_QUEUES];     /* Of the flows ending in each. */
     double queue_flows[AWAFS_MAX_QUEUES];   /* Share of flows ending there. */
 };
@@ -896,8 +900,9 @@ struct awafs_adapt_stats {
     uint64_t samples_pruned;    /* Aged out of the window. */
     uint64_t samples_evicted;   /* Pushed out by a full window. */
     uint64_t model_kept;        /* 'minimise_fct' rounds that kept the set:
-                                 * its predicted mean within the margin of
-                                 * AWAFS_FCT_HYSTERESIS of the optimum. */
+                                 * its predicted mean and slowdown within
+                                 * the margin of AWAFS_FCT_HYSTERESIS of the
+                                 * optimum's. */
 };
 
 struct awafs_adapt;
@@ -927,8 +932,8 @@ void awafs_adapt_set_load(struct awafs_adapt *, double load);
 /* One round of Algorithm 1 at time 'now_us': moves completions from the ring
  * into the window, prunes entries older than the window, and, in adaptive
  * mode with at least min_samples entries, computes the configured
- * percentiles, or with 'minimise_fct' the model's optimum (unless it beats
- * the set in force by less than the margin of AWAFS_FCT_HYSTERESIS).
+ * percentiles, or with 'minimise_fct' the model's optimum (unless the set
+ * in force is within the margin of AWAFS_FCT_HYSTERESIS of it).
  * Returns true and fills 'out' with a new set (version + 1) if it published
  * one; otherwise 'out' is the current set unchanged. */
 bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,

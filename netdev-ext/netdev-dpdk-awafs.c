@@ -1559,8 +1559,8 @@ awafs_format_key(struct ds *s, const struct awafs_qos_params *p,
 }
 
 /* What the FCT model saw and predicts of the thresholds in force
- * (percentiles=auto): the load, the mean FCT and, for each queue, the share
- * of flows that end there and their mean FCT. */
+ * (percentiles=auto): the load, the mean FCT and slowdown and, for each
+ * queue, the share of flows that end there and their mean FCT. */
 static void
 awafs_qos_show_model(const struct awafs_qos *aq,
                      const struct awafs_adapt_stats *st, struct smap *details)
@@ -1578,6 +1578,7 @@ awafs_qos_show_model(const struct awafs_qos *aq,
         ds_put_format(&s, "%s%.1f", q ? "," : "", plan.queue_flows[q] * 100);
     }
     smap_add(details, "model-queue-flows", ds_cstr(&s));
+    smap_add_format(details, "model-mean-slowdown", "%.2f", plan.slowdown);
     if (awafs_qos_rate(aq)) {
         smap_add_format(details, "model-mean-fct-us", "%.0f",
                         awafs_qos_byte_times_us(aq, plan.mean));

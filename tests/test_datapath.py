@@ -229,7 +229,7 @@ def test_auto_thresholds_minimise_the_model_for_each_workload(sw, workloads):
         # move with the load meanwhile: their form is compared).
         [(dumped, _)] = sw.sb.dump_awafs("br0", "p1").values()
         model = sorted(k for k in details if k.startswith("model-"))
-        assert len(model) == 5, details
+        assert len(model) == 6, details
         assert [len(dumped[k].split(",")) for k in model] == [
             len(details[k].split(",")) for k in model], (dumped, details)
         time.sleep(1.7)         # The window forgets it.

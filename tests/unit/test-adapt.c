@@ -565,6 +565,49 @@ test_minimise_fct_leaves_a_threshold_below_the_elephants(void **state)
     awafs_adapt_destroy(a);
 }
 
+/* A port at 15 % load whose few completions are 5 kB mice and 10 MB
+ * elephants: the elephants' own bytes make up nearly all of the mean FCT,
+ * so a threshold of 1.3 MB predicts a mean only 2 % above the optimum's
+ * (within the margin of 26 % for 16 samples), but the mice wait behind
+ * 1.3 MB of each elephant: a mean slowdown 2.6 times the optimum's.  The
+ * first round moves the threshold to the mice. */
+static void
+test_minimise_fct_weighs_the_slowdown(void **state)
+{
+    static const struct awafs_fct_point points[] = {
+        { 5000, 10 }, { 10000000, 6 },
+    };
+    struct awafs_config c = config(2);
+    struct awafs_fct_plan plan, best, initial;
+    struct awafs_thresholds t;
+    struct awafs_adapt *a;
+
+    (void) state;
+    assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, points, 2, 2, 0.15, &best));
+    assert_true(awafs_fct_evaluate(AWAFS_FCT_MLFQ, points, 2, 2, 0.15,
+                                   (const uint64_t[]) { 1300000 },
+                                   &initial));
+    assert_true(initial.mean / best.mean > 1.01
+                && initial.mean / best.mean < 1.03);
+    assert_true(initial.slowdown / best.slowdown > 2.5
+                && initial.slowdown / best.slowdown < 2.7);
+
+    c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    c.init_thr[0] = 1300000;
+    c.minimise_fct = true;
+    a = awafs_adapt_create(&c);
+    awafs_adapt_set_load(a, 0.15);
+    for (int i = 0; i < 16; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 100 * MS,
+                        i < 10 ? 5000 : 10000000);
+    }
+    assert_true(awafs_adapt_update(a, 200 * MS, &t));
+    assert_true(t.thr[0] >= 4950 && t.thr[0] <= 5050);
+    assert_true(awafs_adapt_get_plan(a, &plan));
+    assert_true(plan.slowdown >= 1 && plan.slowdown < 1.2);
+    awafs_adapt_destroy(a);
+}
+
 /* Switching to minimise_fct and back is in place: the window stays. */
 static void
 test_minimise_fct_reconfigures_in_place(void **state)
@@ -682,6 +725,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_config_check),
         cmocka_unit_test(test_sources_weighed_through_the_ring),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
+        cmocka_unit_test(test_minimise_fct_weighs_the_slowdown),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
         cmocka_unit_test(
             test_minimise_fct_leaves_a_threshold_below_the_elephants),

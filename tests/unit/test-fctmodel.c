@@ -10,12 +10,13 @@
 #include <stdlib.h>
 
 /* The multilevel M/G/1 model's mean FCT of thresholds 'thr', computed
- * flow by flow from its definition (not from the solver's prefix sums). */
+ * flow by flow from its definition (not from the solver's prefix sums),
+ * and its mean slowdown in '*slowdown' if nonnull. */
 static double
-direct_mean_fct(const struct awafs_fct_point *p, size_t n, uint32_t k,
-                double load, const uint64_t *thr)
+direct_fct(const struct awafs_fct_point *p, size_t n, uint32_t k,
+           double load, const uint64_t *thr, double *slowdown)
 {
-    double total = 0, bytes = 0, fct = 0, lambda;
+    double total = 0, bytes = 0, fct = 0, sd = 0, lambda;
 
     for (size_t i = 0; i < n; i++) {
         total += p[i].count;
@@ -24,7 +25,7 @@ direct_mean_fct(const struct awafs_fct_point *p, size_t n, uint32_t k,
     lambda = load / (bytes / total);
     for (size_t i = 0; i < n; i++) {
         double x = p[i].size, lo = 0, hi = INFINITY;
-        double rho_lo = 0, rho_hi = 0, m2_hi = 0;
+        double rho_lo = 0, rho_hi = 0, m2_hi = 0, t;
         uint32_t j = 0;
 
         while (j < k - 1 && x > thr[j]) {
@@ -39,10 +40,21 @@ direct_mean_fct(const struct awafs_fct_point *p, size_t n, uint32_t k,
             rho_hi += lambda * c * (s < hi ? s : hi);
             m2_hi += c * (s < hi ? s * s : hi * hi);
         }
-        fct += p[i].count / total
-               * (lambda * m2_hi / (2 * (1 - rho_hi)) + x) / (1 - rho_lo);
+        t = (lambda * m2_hi / (2 * (1 - rho_hi)) + x) / (1 - rho_lo);
+        fct += p[i].count / total * t;
+        sd += p[i].count / total * t / x;
+    }
+    if (slowdown) {
+        *slowdown = sd;
     }
     return fct;
+}
+
+static double
+direct_mean_fct(const struct awafs_fct_point *p, size_t n, uint32_t k,
+                double load, const uint64_t *thr)
+{
+    return direct_fct(p, n, k, load, thr, NULL);
 }
 
 static bool
@@ -86,7 +98,7 @@ test_solver_matches_brute_force(void **state)
         size_t n = 1 + rand_r(&seed) % 32;
         uint32_t k = 2 + trial % 3;
         double load = (rand_r(&seed) % 95) / 100.0;
-        double brute = INFINITY;
+        double brute = INFINITY, slowdown;
         struct awafs_fct_plan plan;
         size_t b[AWAFS_MAX_THRESHOLDS] = { 0 };
 
@@ -104,9 +116,14 @@ test_solver_matches_brute_force(void **state)
             fail_msg("trial %d: solver %.12g, brute force %.12g", trial,
                      plan.mean, brute);
         }
-        if (fabs(direct_mean_fct(p, n, k, load, plan.thr) - plan.mean)
+        if (fabs(direct_fct(p, n, k, load, plan.thr, &slowdown) - plan.mean)
             > 1e-9 * plan.mean) {
             fail_msg("trial %d: the plan's mean is not the model's", trial);
+        }
+        if (fabs(slowdown - plan.slowdown) > 1e-9 * slowdown
+            || plan.slowdown < 1) {
+            fail_msg("trial %d: slowdown %.12g, the model's %.12g", trial,
+                     plan.slowdown, slowdown);
         }
         for (uint32_t j = 1; j < k - 1; j++) {
             assert_true(plan.thr[j] >= plan.thr[j - 1]);
