@@ -80,6 +80,7 @@ awafs_config_default(struct awafs_config *cfg, uint32_t n_queues)
     for (int i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
         cfg->pct_milli[i] = (i + 1) * 10 * 1000;   /* 10 %, 20 %, ... */
         cfg->init_thr[i] = (i + 1) * 7000;         /* 7 kB, 14 kB, ... */
+        cfg->max_thr[i] = UINT64_MAX;
     }
     cfg->window_us = 250 * 1000;
     cfg->interval_us = 200 * 1000;
@@ -105,6 +106,20 @@ awafs_config_check(const struct awafs_config *cfg)
         }
         if (i && cfg->init_thr[i] < cfg->init_thr[i - 1]) {
             return "thresholds must be non-decreasing";
+        }
+        /* Non-decreasing bounds keep a clamped set non-decreasing. */
+        if (i && (cfg->min_thr[i] < cfg->min_thr[i - 1]
+                  || cfg->max_thr[i] < cfg->max_thr[i - 1])) {
+            return "min-thresholds and max-thresholds must be "
+                   "non-decreasing";
+        }
+        if (cfg->min_thr[i] > cfg->max_thr[i]) {
+            return "min-thresholds must not be above max-thresholds";
+        }
+        if (cfg->adaptive && (cfg->init_thr[i] < cfg->min_thr[i]
+                              || cfg->init_thr[i] > cfg->max_thr[i])) {
+            return "thresholds must lie within min-thresholds and "
+                   "max-thresholds";
         }
     }
     if (cfg->window_us <= 0) {
@@ -137,6 +152,23 @@ awafs_config_check(const struct awafs_config *cfg)
                "capacity must be at most 65536 (or window-type=histogram)";
     }
     return NULL;
+}
+
+/* Keeps each threshold of 'thr' within the bounds of 'cfg'.  Returns true
+ * if that changed any. */
+static bool
+clamp_to_bounds(const struct awafs_config *cfg, uint64_t *thr)
+{
+    bool changed = false;
+
+    for (uint32_t i = 0; i < cfg->n_queues - 1; i++) {
+        uint64_t t = (thr[i] < cfg->min_thr[i] ? cfg->min_thr[i]
+                      : thr[i] > cfg->max_thr[i] ? cfg->max_thr[i] : thr[i]);
+
+        changed |= t != thr[i];
+        thr[i] = t;
+    }
+    return changed;
 }
 
 static void
@@ -298,6 +330,8 @@ bool
 awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
                         int64_t now_us)
 {
+    struct awafs_thresholds old;
+
     if (awafs_config_check(cfg)
         || cfg->n_queues != a->cfg.n_queues
         || cfg->window_kind != a->cfg.window_kind
@@ -312,17 +346,19 @@ awafs_adapt_reconfigure(struct awafs_adapt *a, const struct awafs_config *cfg,
         awafs_histwin_weigh_sources(a->hist, cfg->weigh_sources);
     }
     /* Static mode always runs on the configured set; adaptive mode keeps a
-     * learned set, so a new InitThr matters only until the first update.
-     * Any change to the published set is a new version. */
+     * learned set, so a new InitThr matters only until the first update,
+     * and new bounds apply to the learned set at once.  Any change to the
+     * published set is a new version. */
+    old = a->cur;
     if (!cfg->adaptive || !a->stats.updates) {
-        struct awafs_thresholds old = a->cur;
-
         set_initial(a, now_us);
-        if (memcmp(old.thr, a->cur.thr, sizeof old.thr)) {
-            a->cur.version = old.version + 1;
-        } else {
-            a->cur = old;
-        }
+    } else if (clamp_to_bounds(cfg, a->cur.thr)) {
+        a->cur.updated_us = now_us;
+    }
+    if (memcmp(old.thr, a->cur.thr, sizeof old.thr)) {
+        a->cur.version = old.version + 1;
+    } else {
+        a->cur = old;
     }
     return true;
 }
@@ -426,8 +462,9 @@ window_points(struct awafs_adapt *a)
 }
 
 /* Fills 'thr' with the FCT model's optimum for the window of 'n_samples'
- * and the load, and returns true, if it beats the set in force by more than
- * the margin of AWAFS_FCT_HYSTERESIS in mean FCT or in mean slowdown. */
+ * and the load (within the configured bounds), and returns true, if it
+ * beats the set in force by more than the margin of AWAFS_FCT_HYSTERESIS in
+ * mean FCT or in mean slowdown. */
 static bool
 adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
@@ -441,6 +478,12 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
                                a->cur.thr, &cur)) {
         return false;
     }
+    memcpy(thr, best.thr, (k - 1) * sizeof thr[0]);
+    if (clamp_to_bounds(&a->cfg, thr)) {
+        /* The optimum clamped: what the model predicts of that set. */
+        awafs_fct_evaluate(AWAFS_FCT_MLFQ, a->points, n, k, a->load, thr,
+                           &best);
+    }
     a->have_plan = true;
     if (cur.mean <= best.mean * (1 + margin)
         && cur.slowdown <= best.slowdown * (1 + margin)) {
@@ -449,7 +492,6 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
         return false;
     }
     a->plan = best;
-    memcpy(thr, best.thr, (k - 1) * sizeof thr[0]);
     return true;
 }
 
@@ -497,6 +539,7 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
         awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli, n_thr,
                           pct_out);
     }
+    clamp_to_bounds(&a->cfg, pct_out);
     memcpy(a->cur.thr, pct_out, n_thr * sizeof pct_out[0]);
     a->cur.version++;
     a->cur.updated_us = now_us;

@@ -885,6 +885,12 @@ struct awafs_config {
                                  * (awafs_fct_solve()), not 'pct_milli'. */
     bool weigh_sources;         /* Histogram window only: see
                                  * awafs_histwin_weigh_sources(). */
+    /* Adaptive mode: every learned set keeps threshold i within
+     * [min_thr[i], max_thr[i]] (0 and UINT64_MAX: unbounded), so that
+     * whatever the window holds, the operator knows how far the
+     * thresholds can move. */
+    uint64_t min_thr[AWAFS_MAX_THRESHOLDS];
+    uint64_t max_thr[AWAFS_MAX_THRESHOLDS];
 };
 
 /* Fills 'cfg' with the documented defaults for 'n_queues' queues. */

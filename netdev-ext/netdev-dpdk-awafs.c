@@ -405,6 +405,15 @@ awafs_key_is_size(enum awafs_key_id id)
     return id == AWAFS_KEY_SIZE_THRESHOLDS || id == AWAFS_KEY_SIZE_PERCENTILES;
 }
 
+/* The byte counts that BYTES key 'id' sets in 'cfg'. */
+static uint64_t *
+awafs_key_bytes(struct awafs_config *cfg, enum awafs_key_id id)
+{
+    return (id == AWAFS_KEY_MIN_THRESHOLDS ? cfg->min_thr
+            : id == AWAFS_KEY_MAX_THRESHOLDS ? cfg->max_thr
+            : cfg->init_thr);
+}
+
 /* Parses list key 'id' of 'details', if set, into its thresholds in 'p':
  * 'n' byte counts or percentiles in (0, 100), kept in 1/1000 %. */
 static char *
@@ -434,7 +443,7 @@ awafs_parse_list(const struct smap *details, struct awafs_qos_params *p,
                 msg = xasprintf("%s: \"%s\" is not a byte count (%llu to "
                                 "%llu)", k->name, tok, k->min, k->max);
             } else {
-                cfg->init_thr[i] = v;
+                awafs_key_bytes(cfg, id)[i] = v;
             }
         } else if (!str_to_double(tok, &d) || !(d > k->min && d < k->max)
                    || !(milli = d * 1000 + 0.5) || milli >= k->max * 1000) {
@@ -502,6 +511,13 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     awafs_config_default(&p->beta, sieve);
     AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_THRESHOLDS,
                                  sieve - 1));
+    /* Bounds of the learned thresholds: shown only if set. */
+    AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_MIN_THRESHOLDS,
+                                 sieve - 1));
+    AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_MAX_THRESHOLDS,
+                                 sieve - 1));
+    KEY(MIN_THRESHOLDS) = smap_get(details, "min-thresholds") != NULL;
+    KEY(MAX_THRESHOLDS) = smap_get(details, "max-thresholds") != NULL;
     if (!strcmp(smap_get_def(details, "percentiles", ""), "auto")) {
         /* The thresholds that minimise the FCT model (lib/awafs.h). */
         if (p->karuna) {
@@ -641,7 +657,9 @@ awafs_thresholds_config_equal(const struct awafs_config *a,
     uint32_t n = a->n_queues - 1;
 
     return (!memcmp(a->pct_milli, b->pct_milli, n * sizeof a->pct_milli[0])
-            && !memcmp(a->init_thr, b->init_thr, n * sizeof a->init_thr[0]));
+            && !memcmp(a->init_thr, b->init_thr, n * sizeof a->init_thr[0])
+            && !memcmp(a->min_thr, b->min_thr, n * sizeof a->min_thr[0])
+            && !memcmp(a->max_thr, b->max_thr, n * sizeof a->max_thr[0]));
 }
 
 /* Whether 'a' and 'b' configure the same: everything else in them follows
@@ -1518,10 +1536,14 @@ awafs_qos_queue_stats(const struct awafs_qos *aq, uint32_t q,
 }
 
 /* Whether key 'id' means anything with 'p': Karuna's keys only with
- * karuna=on, the flow table's timeouts only when the switch counts. */
+ * karuna=on, the flow table's timeouts only when the switch counts, the
+ * learned thresholds' bounds only if set in adaptive mode. */
 static bool
 awafs_key_applies(const struct awafs_qos_params *p, enum awafs_key_id id)
 {
+    if (id == AWAFS_KEY_MIN_THRESHOLDS || id == AWAFS_KEY_MAX_THRESHOLDS) {
+        return p->core.adaptive && p->key[id];
+    }
     if (awafs_key_is_size(id) || id == AWAFS_KEY_AGING
         || id == AWAFS_KEY_AGING_MIN_TIMEOUTS
         || id == AWAFS_KEY_AGING_MAX_TIMEOUTS) {
@@ -1546,7 +1568,10 @@ awafs_format_key(struct ds *s, const struct awafs_qos_params *p,
         ds_put_cstr(s, awafs_key_choice(p, id));
         break;
     case AWAFS_KEY_BYTES:
-        awafs_format_u64_list(s, cfg->init_thr, cfg->n_queues - 1);
+        awafs_format_u64_list(s,
+                              awafs_key_bytes(CONST_CAST(struct awafs_config *,
+                                                         cfg), id),
+                              cfg->n_queues - 1);
         break;
     case AWAFS_KEY_PCT:
         if (p->key[id]) {

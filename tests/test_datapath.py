@@ -390,7 +390,8 @@ EVERY_KEY_CONFIGS = [
      "aging": "on", "aging-min-timeouts": "3", "aging-max-timeouts": "7",
      "rto-min-us": "100000", "tunnel": "off"},
     {"trust": "verify", "tardy": "tfs+", "tardy-limit": "5000",
-     "window-weight": "source"},
+     "window-weight": "source", "min-thresholds": "1000,2000,3000",
+     "max-thresholds": "50000,60000,70000"},
 ]
 
 

@@ -217,6 +217,37 @@ def test_loops_hold_a_sources_share_of_the_window(sw, trust, weight):
 
 
 @pytest.mark.parametrize("trust", SWITCHED)
+def test_bounds_hold_the_thresholds_against_loops(sw, trust):
+    """The same loops with the operator's bounds on the learned threshold
+    (min-thresholds 5000, max-thresholds 50000): the liar's one-byte
+    messages hold the window, and the 60th percentile stops at the floor
+    (the FCT model's optimum is clamped the same way: the core's unit
+    test); new bounds apply to the learned threshold at once, and the
+    switch refuses a configuration whose initial threshold lies outside
+    them, keeping the one in force."""
+    sw.sb.set_awafs("p1", queues=2, percentiles=60, trust=trust,
+                    thresholds=10000, **{"window-ms": 5000,
+                                         "min-thresholds": 5000,
+                                         "max-thresholds": 50000})
+    frames = loops_among_honest_flows()
+    for i in range(0, len(frames), 200):    # Within the port's rx ring.
+        sw.send_and_capture(frames[i:i + 200])
+    time.sleep(0.5)                     # Recalculations.
+    details, _ = counts(sw)
+    assert details["switch-completions"] == "240"
+    assert details["min-thresholds"] == "5000"
+    assert int(details["thresholds-version"]) >= 1
+    assert int(details["current-thresholds"]) == 5000
+    sw.sb.update_awafs("p1", **{"min-thresholds": 7000})
+    assert sw.sb.qos_show("p1")[1]["current-thresholds"] == "7000"
+    sw.sb.allow_log(REJECTED_QOS)
+    sw.sb.update_awafs("p1", **{"min-thresholds": 20000})
+    details = sw.sb.qos_show("p1")[1]
+    assert "thresholds must lie within" in details["error"]
+    assert details["current-thresholds"] == "7000"
+
+
+@pytest.mark.parametrize("trust", SWITCHED)
 def test_new_connections_take_queue_0_only_within_a_source_budget(sw, trust):
     """Every message starts in queue 0, so loops of new connections would
     own the top of the port: 300 connections from 10.0.0.66, each a SYN

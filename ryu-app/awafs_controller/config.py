@@ -156,6 +156,11 @@ def validate(cfg):
     default_percentiles = [(i + 1) * 10000 for i in range(sieve - 1)]
     thresholds = (_list(cfg, "thresholds", sieve - 1, _byte_count)
                   or default_thresholds)
+    # Bounds of the learned thresholds (none by default).
+    lows = (_list(cfg, "min-thresholds", sieve - 1, _byte_count)
+            or [0] * (sieve - 1))
+    highs = (_list(cfg, "max-thresholds", sieve - 1, _byte_count)
+             or [2**64 - 1] * (sieve - 1))
     if cfg.get("percentiles") == "auto":
         # The thresholds that minimise the FCT model (lib/awafs.h).
         if karuna:
@@ -205,18 +210,31 @@ def validate(cfg):
                           f"aging-max-timeouts ({kappa_max})")
     # The core's own check (awafs_config_check in lib/awafs-adapt.c), of
     # the sieve's and, with karuna, the known sizes' thresholds.
-    _check_core(percentiles, thresholds, "")
+    adaptive = values["mode"] == "adaptive"
+    _check_core(percentiles, thresholds, "", adaptive, lows, highs)
     if (values["window-weight"] == "source"
             and values["window-type"] != "histogram"):
         raise ConfigError("window-weight=source needs window-type=histogram")
     if karuna:
-        _check_core(size_pcts, sizes, "size-")
+        _check_core(size_pcts, sizes, "size-", adaptive)
 
 
-def _check_core(percentiles, thresholds, prefix):
-    for i in range(1, len(percentiles)):
-        if percentiles[i] <= percentiles[i - 1]:
+def _check_core(percentiles, thresholds, prefix, adaptive, lows=None,
+                highs=None):
+    lows = lows or [0] * len(thresholds)
+    highs = highs or [2**64 - 1] * len(thresholds)
+    for i in range(len(percentiles)):
+        if i and percentiles[i] <= percentiles[i - 1]:
             raise ConfigError(f"{prefix}percentiles must be strictly "
                               "increasing")
-        if thresholds[i] < thresholds[i - 1]:
+        if i and thresholds[i] < thresholds[i - 1]:
             raise ConfigError(f"{prefix}thresholds must be non-decreasing")
+        if i and (lows[i] < lows[i - 1] or highs[i] < highs[i - 1]):
+            raise ConfigError("min-thresholds and max-thresholds must be "
+                              "non-decreasing")
+        if lows[i] > highs[i]:
+            raise ConfigError("min-thresholds must not be above "
+                              "max-thresholds")
+        if adaptive and not lows[i] <= thresholds[i] <= highs[i]:
+            raise ConfigError("thresholds must lie within min-thresholds "
+                              "and max-thresholds")

@@ -435,6 +435,95 @@ test_config_check(void **state)
                         "window-weight=source needs window-type=histogram");
     c.window_kind = AWAFS_WINDOW_HISTOGRAM;
     assert_null(awafs_config_check(&c));
+    /* Bounds of the learned thresholds. */
+    awafs_config_default(&c, 3);
+    c.min_thr[0] = 7000;
+    c.min_thr[1] = 6999;
+    assert_string_equal(awafs_config_check(&c), "min-thresholds and "
+                        "max-thresholds must be non-decreasing");
+    c.min_thr[1] = 14000;
+    c.max_thr[0] = 6999;
+    assert_string_equal(awafs_config_check(&c), "min-thresholds must not be "
+                        "above max-thresholds");
+    c.max_thr[0] = 8000;
+    c.max_thr[1] = 13999;
+    assert_string_equal(awafs_config_check(&c), "min-thresholds must not be "
+                        "above max-thresholds");
+    c.max_thr[1] = 20000;
+    assert_null(awafs_config_check(&c));
+    c.init_thr[0] = 9000;
+    assert_string_equal(awafs_config_check(&c), "thresholds must lie within "
+                        "min-thresholds and max-thresholds");
+    c.adaptive = false;             /* Static mode moves nothing. */
+    assert_null(awafs_config_check(&c));
+}
+
+/* Whatever the window holds, every learned set stays within the bounds:
+ * percentiles, the FCT model's optimum, and the learned set when new
+ * bounds are configured (at once, as a new version). */
+static void
+test_learned_thresholds_stay_within_bounds(void **state)
+{
+    static const uint64_t lows[] = { 5000, 50000 };
+    static const uint64_t highs[] = { 20000, 2000000 };
+
+    (void) state;
+    for (int model = 0; model < 2; model++) {
+        struct awafs_config c = config(3);
+        struct awafs_thresholds t;
+        struct awafs_adapt *a;
+        uint64_t version;
+        bool above;
+
+        c.window_kind = AWAFS_WINDOW_HISTOGRAM;
+        c.minimise_fct = model;
+        c.init_thr[0] = 20000;
+        c.init_thr[1] = 2000000;
+        memcpy(c.min_thr, lows, sizeof lows);
+        memcpy(c.max_thr, highs, sizeof highs);
+        a = awafs_adapt_create(&c);
+        assert_non_null(a);
+        awafs_adapt_set_load(a, 0.8);
+        /* One-byte messages, and a tenth of 1 MB: the percentiles, and the
+         * model's first threshold (it serves the one-byte messages first),
+         * at their floors. */
+        for (int i = 0; i < 200; i++) {
+            awafs_ring_push(awafs_adapt_ring(a), 100 * MS,
+                            i % 10 ? 1 : 1000000);
+        }
+        assert_true(awafs_adapt_update(a, 200 * MS, &t));
+        assert_int_equal(t.thr[0], 5000);
+        if (model) {
+            assert_true(t.thr[1] >= 50000 && t.thr[1] <= 2000000);
+        } else {
+            assert_int_equal(t.thr[1], 50000);
+        }
+        /* Then only huge ones (the window forgets the first): each at its
+         * ceiling, or between the bounds. */
+        for (int i = 0; i < 200; i++) {
+            awafs_ring_push(awafs_adapt_ring(a), 500 * MS,
+                            i % 2 ? 1000000000 : 500000000);
+        }
+        awafs_adapt_update(a, 600 * MS, &t);
+        assert_true(t.thr[0] >= 5000 && t.thr[0] <= 20000);
+        assert_true(t.thr[1] >= 50000 && t.thr[1] <= 2000000);
+        if (!model) {
+            assert_int_equal(t.thr[0], 20000);
+            assert_int_equal(t.thr[1], 2000000);
+        }
+        /* Lower ceilings apply to the learned set at once. */
+        version = t.version;
+        above = t.thr[0] > 12000 || t.thr[1] > 120000;
+        c.init_thr[0] = 10000;      /* Within the new bounds. */
+        c.init_thr[1] = 100000;
+        c.max_thr[0] = 12000;
+        c.max_thr[1] = 120000;
+        assert_true(awafs_adapt_reconfigure(a, &c, 700 * MS));
+        awafs_adapt_current(a, &t);
+        assert_true(t.thr[0] <= 12000 && t.thr[1] <= 120000);
+        assert_int_equal(t.version, version + above);
+        awafs_adapt_destroy(a);
+    }
 }
 
 /* Completions carry their source through the ring: weighed by source, a
@@ -726,6 +815,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_sources_weighed_through_the_ring),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_weighs_the_slowdown),
+        cmocka_unit_test(test_learned_thresholds_stay_within_bounds),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
         cmocka_unit_test(
             test_minimise_fct_leaves_a_threshold_below_the_elephants),
