@@ -6,7 +6,7 @@ sequence gaps, floods the flow table and sends empty and padded segments
 
     python3 -m bench.trust_bound [--trust switch,verify] [--seeds 3]
         [--scheme awafs-pct10|awafs-pct70|awafs-auto|fifo]
-        [--window-weight source]
+        [--window-weight source] [--min-thresholds BYTES]
         [--attacks all,no-completions] [--flows N] [--load BPS]
         [--attack-rate BPS] [--rate-limit N] [--out DIR]
 
@@ -23,7 +23,8 @@ bounds, each over the seeds (the largest):
 - FCT: the change of the honest short and long flows' mean and p99.
 Writes DIR/trust-bound.csv (a row per run) and DIR/trust-bound.md
 (trust-bound-SCHEME.* for another --scheme than awafs-pct10, with
--by-source for --window-weight source), and prints the report."""
+-by-source for --window-weight source and -minBYTES for --min-thresholds),
+and prints the report."""
 
 import argparse
 import statistics
@@ -74,6 +75,8 @@ def run_one(bench, trust, seed, args, attack):
     """One run; 'attack' names an ATTACK_SETS entry, or is None."""
     extra = {"trust": trust, "completion-rate-limit": args.rate_limit,
              "window-weight": args.window_weight}
+    if args.min_thresholds is not None:
+        extra["min-thresholds"] = args.min_thresholds
     proc = None
     if attack:
         seconds = 1 + 1.5 * args.flows * mean_flow_bytes() * 8 / args.load
@@ -153,6 +156,8 @@ def report(rows, args):
         "",
         f"`python3 -m bench.trust_bound --trust {','.join(args.trust)} "
         f"--scheme {args.scheme} --window-weight {args.window_weight} "
+        + (f"--min-thresholds {args.min_thresholds} "
+           if args.min_thresholds is not None else "") +
         f"--attacks {','.join(args.attacks)} --seeds {args.seeds} "
         f"--flows {args.flows} --load {args.load:.0f} "
         f"--attack-rate {args.attack_rate:.0f} "
@@ -162,7 +167,10 @@ def report(rows, args):
         f" offered {args.load / 1e6:.0f} Mbit/s into a port shaped to "
         f"100 Mbit/s, {args.scheme} (2 queues, {SCHEMES[args.scheme][0]}, "
         "window "
-        f"1 s, window-weight {args.window_weight}), completion-rate-limit "
+        f"1 s, window-weight {args.window_weight}"
+        + (f", min-thresholds {args.min_thresholds}"
+           if args.min_thresholds is not None else "")
+        + "), completion-rate-limit "
         f"{args.rate_limit}, DCTCP. Attacker "
         f"(testbed/attacker.py) on {ATTACKER}: "
         f"{args.attack_rate / 1e6:.0f} Mbit/s of wire into the same port; "
@@ -213,6 +221,8 @@ def main(argv):
     ap.add_argument("--scheme", default="awafs-pct10", choices=SCHEMES)
     ap.add_argument("--window-weight", default="completion",
                     choices=["completion", "source"])
+    ap.add_argument("--min-thresholds", type=int,
+                    help="the port's floor for the learned threshold")
     ap.add_argument("--flows", type=int, default=500)
     ap.add_argument("--load", type=float, default=50e6)
     ap.add_argument("--attack-rate", type=float, default=100e6)
@@ -240,6 +250,8 @@ def main(argv):
     stem = SCHEMES[args.scheme][1]
     if args.window_weight == "source":
         stem += "-by-source"
+    if args.min_thresholds is not None:
+        stem += f"-min{args.min_thresholds}"
     write_study(out, stem, rows, report(rows, args))
 
 
