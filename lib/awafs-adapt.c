@@ -464,7 +464,7 @@ window_points(struct awafs_adapt *a)
 /* Fills 'thr' with the FCT model's optimum for the window of 'n_samples'
  * and the load (within the configured bounds), and returns true, if it
  * beats the set in force by more than the margin of AWAFS_FCT_HYSTERESIS in
- * mean FCT or in mean slowdown. */
+ * mean FCT, or halves its mean slowdown and more than that margin. */
 static bool
 adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
@@ -486,7 +486,8 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     }
     a->have_plan = true;
     if (cur.mean <= best.mean * (1 + margin)
-        && cur.slowdown <= best.slowdown * (1 + margin)) {
+        && cur.slowdown <= AWAFS_FCT_SLOWDOWN_GAIN * best.slowdown
+                           * (1 + margin)) {
         a->plan = cur;
         a->stats.model_kept++;
         return false;

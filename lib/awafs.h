@@ -744,13 +744,17 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
 #define AWAFS_FCT_MAX_POINTS 128    /* Candidate thresholds weighed. */
 #define AWAFS_FCT_MAX_INPUT 2048    /* Points a window hands the solver. */
 /* A new set replaces the one in force only if the model predicts the one in
- * force a mean FCT, or a mean slowdown, above the new one's by more than
- * this share plus 1/sqrt(n) for n completions in the window, about the
- * sampling error of a mean over them: no flapping between near optima of a
- * steady workload's samples, however few.  (The slowdown, because a few
- * large flows' own bytes can make up most of the mean FCT, hiding what
- * every short flow waits.) */
+ * force a mean FCT above the new one's by more than this share plus
+ * 1/sqrt(n) for n completions in the window, about the sampling error of a
+ * mean over them: no flapping between near optima of a steady workload's
+ * samples, however few. */
 #define AWAFS_FCT_HYSTERESIS 0.01
+/* Or a mean slowdown above AWAFS_FCT_SLOWDOWN_GAIN times the new one's and
+ * that margin: a few large flows' own bytes can make up most of the mean
+ * FCT, hiding what every short flow waits.  The optima of successive
+ * windows of a steady workload can differ in slowdown by more than the
+ * margin alone (they are optima of the mean), so a change needs more. */
+#define AWAFS_FCT_SLOWDOWN_GAIN 2
 
 enum awafs_fct_model {
     AWAFS_FCT_MLFQ,             /* M/G/1 with multilevel service. */
@@ -907,7 +911,8 @@ struct awafs_adapt_stats {
     uint64_t samples_evicted;   /* Pushed out by a full window. */
     uint64_t model_kept;        /* 'minimise_fct' rounds that kept the set:
                                  * its predicted mean and slowdown within
-                                 * the margin of AWAFS_FCT_HYSTERESIS of the
+                                 * the margins of AWAFS_FCT_HYSTERESIS and
+                                 * AWAFS_FCT_SLOWDOWN_GAIN of the
                                  * optimum's. */
 };
 

@@ -658,8 +658,9 @@ test_minimise_fct_leaves_a_threshold_below_the_elephants(void **state)
  * elephants: the elephants' own bytes make up nearly all of the mean FCT,
  * so a threshold of 1.3 MB predicts a mean only 2 % above the optimum's
  * (within the margin of 26 % for 16 samples), but the mice wait behind
- * 1.3 MB of each elephant: a mean slowdown 2.6 times the optimum's.  The
- * first round moves the threshold to the mice. */
+ * 1.3 MB of each elephant: a mean slowdown 2.6 times the optimum's, above
+ * twice the margin.  The first round moves the threshold to the mice, and
+ * a later one to other mice. */
 static void
 test_minimise_fct_weighs_the_slowdown(void **state)
 {
@@ -694,6 +695,16 @@ test_minimise_fct_weighs_the_slowdown(void **state)
     assert_true(t.thr[0] >= 4950 && t.thr[0] <= 5050);
     assert_true(awafs_adapt_get_plan(a, &plan));
     assert_true(plan.slowdown >= 1 && plan.slowdown < 1.2);
+    /* The same window again: kept. */
+    assert_false(awafs_adapt_update(a, 300 * MS, &t));
+    /* Mice of 20 kB instead: 5 kB predicts a mean 13 % above the new
+     * optimum's, inside the margin, and a slowdown 27 times it. */
+    for (int i = 0; i < 16; i++) {
+        awafs_ring_push(awafs_adapt_ring(a), 500 * MS,
+                        i < 10 ? 20000 : 10000000);
+    }
+    assert_true(awafs_adapt_update(a, 600 * MS, &t));
+    assert_true(t.thr[0] >= 19800 && t.thr[0] <= 20200);
     awafs_adapt_destroy(a);
 }
 
