@@ -191,6 +191,18 @@ def loops_among_honest_flows():
     return frames
 
 
+def play_loops_among_honest_flows(sw):
+    """Sends loops_among_honest_flows() through p1 and returns qos/show's
+    details once the window holds all 240 completions."""
+    frames = loops_among_honest_flows()
+    for i in range(0, len(frames), 200):    # Within the port's rx ring.
+        sw.send_and_capture(frames[i:i + 200])
+    time.sleep(0.5)                     # Recalculations.
+    details, _ = counts(sw)
+    assert details["switch-completions"] == "240"
+    return details
+
+
 @pytest.mark.parametrize("weight", ["completion", "source"])
 @pytest.mark.parametrize("trust", SWITCHED)
 def test_loops_hold_a_sources_share_of_the_window(sw, trust, weight):
@@ -203,12 +215,7 @@ def test_loops_hold_a_sources_share_of_the_window(sw, trust, weight):
     the liar shares an honest source's slot, and then holds 53 %."""
     sw.sb.set_awafs("p1", queues=2, percentiles=60, trust=trust,
                     **{"window-ms": 5000, "window-weight": weight})
-    frames = loops_among_honest_flows()
-    for i in range(0, len(frames), 200):    # Within the port's rx ring.
-        sw.send_and_capture(frames[i:i + 200])
-    time.sleep(0.5)                     # Recalculations.
-    details, _ = counts(sw)
-    assert details["switch-completions"] == "240"
+    details = play_loops_among_honest_flows(sw)
     threshold = int(details["current-thresholds"])
     if weight == "completion":
         assert threshold == 1
@@ -229,12 +236,7 @@ def test_bounds_hold_the_thresholds_against_loops(sw, trust):
                     thresholds=10000, **{"window-ms": 5000,
                                          "min-thresholds": 5000,
                                          "max-thresholds": 50000})
-    frames = loops_among_honest_flows()
-    for i in range(0, len(frames), 200):    # Within the port's rx ring.
-        sw.send_and_capture(frames[i:i + 200])
-    time.sleep(0.5)                     # Recalculations.
-    details, _ = counts(sw)
-    assert details["switch-completions"] == "240"
+    details = play_loops_among_honest_flows(sw)
     assert details["min-thresholds"] == "5000"
     assert int(details["thresholds-version"]) >= 1
     assert int(details["current-thresholds"]) == 5000
