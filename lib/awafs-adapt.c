@@ -533,14 +533,18 @@ awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
             *out = a->cur;
             return false;
         }
-    } else if (a->hist) {
-        awafs_histwin_percentiles(a->hist, a->cfg.pct_milli, n_thr, pct_out);
     } else {
-        window_sizes(a);
-        awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli, n_thr,
-                          pct_out);
+        if (a->hist) {
+            awafs_histwin_percentiles(a->hist, a->cfg.pct_milli, n_thr,
+                                      pct_out);
+        } else {
+            window_sizes(a);
+            awafs_percentiles(a->scratch, a->win_count, a->cfg.pct_milli,
+                              n_thr, pct_out);
+        }
+        /* (adapt_by_model() clamps the optimum before weighing it.) */
+        clamp_to_bounds(&a->cfg, pct_out);
     }
-    clamp_to_bounds(&a->cfg, pct_out);
     memcpy(a->cur.thr, pct_out, n_thr * sizeof pct_out[0]);
     a->cur.version++;
     a->cur.updated_us = now_us;
