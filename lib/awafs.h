@@ -944,7 +944,8 @@ void awafs_adapt_set_load(struct awafs_adapt *, double load);
  * into the window, prunes entries older than the window, and, in adaptive
  * mode with at least min_samples entries, computes the configured
  * percentiles, or with 'minimise_fct' the model's optimum (unless the set
- * in force is within the margin of AWAFS_FCT_HYSTERESIS of it).
+ * in force is within the margins of AWAFS_FCT_HYSTERESIS and
+ * AWAFS_FCT_SLOWDOWN_GAIN of it), either kept within the configured bounds.
  * Returns true and fills 'out' with a new set (version + 1) if it published
  * one; otherwise 'out' is the current set unchanged. */
 bool awafs_adapt_update(struct awafs_adapt *, int64_t now_us,
