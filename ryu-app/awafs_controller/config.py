@@ -156,11 +156,9 @@ def validate(cfg):
     default_percentiles = [(i + 1) * 10000 for i in range(sieve - 1)]
     thresholds = (_list(cfg, "thresholds", sieve - 1, _byte_count)
                   or default_thresholds)
-    # Bounds of the learned thresholds (none by default).
-    lows = (_list(cfg, "min-thresholds", sieve - 1, _byte_count)
-            or [0] * (sieve - 1))
-    highs = (_list(cfg, "max-thresholds", sieve - 1, _byte_count)
-             or [2**64 - 1] * (sieve - 1))
+    # Bounds of the learned thresholds (none by default: _check_core()).
+    lows = _list(cfg, "min-thresholds", sieve - 1, _byte_count)
+    highs = _list(cfg, "max-thresholds", sieve - 1, _byte_count)
     if cfg.get("percentiles") == "auto":
         # The thresholds that minimise the FCT model (lib/awafs.h).
         if karuna:
