@@ -13,7 +13,10 @@ with their completion times.
 The client asks, the server answers: a request is 16 bytes (flow id and
 size, big-endian 64-bit each); the response is a 16-byte header (flow id and
 size) and then the body, written as real servers write a response -- the
-header and the body in two calls -- or, with --one-call, in one.  The
+header and the body in two calls -- or, with --one-call, in one; a body
+over 1 MiB in pieces of 1 MiB, as servers write large files, so that
+neither side ever holds a whole response (a large one would stall every
+other flow of that server or client while it is copied).  The
 server belongs in the cgroup of the host agent; the switch's AWAFS port is
 on the way back to the client.
 
@@ -83,6 +86,8 @@ TOTAL_RETRANS_OFS = 100
 BYTES_SENT_OFS = 200
 DSACK_DUPS_OFS = 216
 TOTAL_RTO_OFS = 240
+# A response body is written, and read, in pieces of this size.
+BODY = memoryview(b"b" * (1 << 20))
 # Bytes on the wire per segment besides payload: Ethernet 14 + FCS 4 +
 # preamble/IFG 20 + IPv4 20 + TCP 20 + options 32 (timestamps, AWAFS).
 WIRE_OVERHEAD, MSS = 110, 1428
@@ -161,9 +166,21 @@ def karuna_deadline_ms(spec, size_bytes):
 
 # ---- server -----------------------------------------------------------
 
+async def write_body(writer, size, first=b""):
+    """Writes 'first' and then 'size' bytes of body in pieces of at most
+    CHUNK, draining after each: a generator that copied a large response
+    into memory at once (or into the transport's buffer) would stall its
+    other connections for as long, and their FCTs with them."""
+    while size:
+        n = min(size, len(BODY))
+        writer.write(first + BODY[:n] if first else BODY[:n])
+        first = b""
+        size -= n
+        await writer.drain()
+
+
 async def serve_connection(reader, writer, one_call, karuna, log):
     sock = writer.get_extra_info("socket")
-    body_cache = {}
     pending = None              # (flow id, bytes, counters at its start)
 
     def settle():
@@ -182,19 +199,17 @@ async def serve_connection(reader, writer, one_call, karuna, log):
             settle()
             flow, size = REQ.unpack(req)
             pending = (flow, REQ.size + size, tcp_counters(sock))
-            body = body_cache.get(size) or body_cache.setdefault(
-                size, b"b" * size)
             header = REQ.pack(flow, size)
             if karuna is not None:
                 wire = REQ.size + size
                 set_mark(sock, karuna_mark(karuna_deadline_ms(karuna, wire),
                                            wire))
             if one_call:
-                writer.write(header + body)
+                await write_body(writer, size, header)
             else:
                 writer.write(header)
                 await writer.drain()
-                writer.write(body)
+                await write_body(writer, size)
             await writer.drain()
         settle()
     finally:
@@ -233,13 +248,24 @@ async def fetch(peer, flow, size, per_flow):
     writer.write(REQ.pack(flow, size))
     header = await reader.readexactly(REQ.size)
     assert REQ.unpack(header) == (flow, size), "response of another flow"
-    await reader.readexactly(size)
+    await read_body(reader, size)
     fct = time.monotonic() - t0
     if per_flow:
         writer.close()
     else:
         peer.idle.append((reader, writer))
     return fct, new
+
+
+async def read_body(reader, size):
+    """Reads and drops 'size' bytes, as they come: readexactly() would
+    gather the whole body and copy it at the end, stalling the client's
+    other flows."""
+    while size:
+        data = await reader.read(min(size, len(BODY)))
+        if not data:
+            raise asyncio.IncompleteReadError(b"", size)
+        size -= len(data)
 
 
 def ideal_fct(size, rate, base_rtt):
