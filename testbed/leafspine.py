@@ -86,8 +86,17 @@ class LeafSpineBed(AgentBed):
                 clients.append((dst, argv, out))
                 tags.append((wl, dst.name))
                 first_id += n
+        # The clients run outside the agent's cgroup, so that their
+        # requests are not flows the ports learn (the thesis's flows are
+        # the responses alone), and carry no AWAFS option: frames the
+        # awafs type sends to 'default-queue', the lowest by default.
+        # Every port here is an awafs port, and a request crosses its
+        # server's downlink, where in the lowest queue it waited behind all
+        # the others, hundreds of ms to seconds; queue 0 is where PIAS's
+        # tagging puts a request (its first bytes).
         qos_by_port = {port: {**qos, "max-rate": r,
-                              "ecn-threshold": ECN_THRESHOLD}
+                              "ecn-threshold": ECN_THRESHOLD,
+                              "default-queue": 0}
                        for port, r in self.ports(rate).items()}
         proof = self.proof()
         _, samples, self.port_stats = run_clients(self.sb, qos_by_port,
