@@ -1,6 +1,7 @@
 """The traffic generator (testbed/flowgen.py) on the loopback interface:
 what it measures must be the network's, not its own."""
 
+import socket
 import subprocess
 import sys
 import time
@@ -43,7 +44,9 @@ def test_a_large_response_is_never_held_in_memory(tmp_path, one_call):
     loop, and every other flow of that server or client waits, by about
     0.5 s per 450 MB measured before), and the server goes on serving
     another connection's flows meanwhile."""
-    port = 17123
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     server = subprocess.Popen(
         [sys.executable, "-m", "testbed.flowgen", "server", "--addr",
          "127.0.0.1", "--port", str(port), "--log",
@@ -58,6 +61,7 @@ def test_a_large_response_is_never_held_in_memory(tmp_path, one_call):
             if probe.returncode == 0:
                 break
             time.sleep(0.1)
+        assert server.poll() is None, "the server did not start"
         out = subprocess.run(
             [sys.executable, "-c", CLIENT.replace("{port}", str(port))],
             cwd=REPO, capture_output=True, text=True, check=True, timeout=120)
