@@ -19,7 +19,8 @@ PNG plots beside them:
   workload of the host pair;
 - tardy (seed 004): per workload and load, mean and p99 FCT of short flows
   (<= 100 kB) that lost a packet (tardy: the server's TCP sent some of the
-  response again) and of the others, TFS and TFS+ against AWAFS alone,
+  response again) under AWAFS alone, the same flows in every scheme
+  (tardy_rows()), and of the others, TFS and TFS+ against AWAFS alone,
   beside the factors of improvement of the letter's model
   (sim/tfs_model.py) at the loss the run measured;
 - karuna (seed 003): per load and scheme, the deadline-miss rate, mean and
@@ -49,6 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 SHORT_MAX = 100000          # The thesis's short flows, in every experiment.
 SETTLED_S = 5               # A learning scheme's start-up is over by then.
+SEED_SUFFIX = re.compile(r"-seed(\d+)$")   # eval/run.py's name of seed S.
 CLASSES = [("small", 0, SHORT_MAX), ("medium", SHORT_MAX, 10000000),
            ("large", 10000000, float("inf")), ("all", 0, float("inf"))]
 MICRO_CLASSES = [("short", 10000), ("long", 1000000)]
@@ -187,15 +189,35 @@ def tardy_share(flows):
 
 
 def tardy_rows(runs):
+    """Per run, its short flows in two classes, tardy and normal, chosen by
+    flow identity: the flows that lost a packet under AWAFS alone (scheme
+    "off") at the same workload, load and seed are the tardy ones in every
+    scheme, so that the classes compared are the same flows (TFS changes
+    which flows lose one).  A run without that reference is classed by
+    its own losses.  'tardy_share' is the reference's."""
+    reference = {}
+    for run in runs:
+        if run.meta["scheme"] == "off":
+            reference[tardy_point(run)] = run
     rows = []
     for run in runs:
+        ref = reference.get(tardy_point(run), run)
+        lost_ids = {r["id"] for r in ref.flows if tardy(r)}
         short = [r for r in run.flows if int(r["size"]) <= TARDY_SHORT]
-        share = tardy_share(run.flows)
+        share = tardy_share(ref.flows)
         for cls, lost in (("short-tardy", True), ("short-normal", False)):
-            sel = [r for r in short if tardy(r) == lost]
+            sel = [r for r in short if (r["id"] in lost_ids) == lost]
             rows.append(base_row("tardy", run, **{"class": cls},
                                  **flow_stats(sel), tardy_share=share))
     return rows
+
+
+def tardy_point(run):
+    """(workload, load, seed) of a tardy run: its flows are the same in
+    every scheme there."""
+    m = SEED_SUFFIX.search(run.key)
+    return (run.meta["workload"], run.meta["load"],
+            int(m.group(1)) if m else 1)
 
 
 def tardy_factors(rows):
@@ -701,8 +723,6 @@ def preamble(out):
             "are the awafs ports' dropped and CE-marked packets over the "
             "run.", ""]
 
-
-SEED_SUFFIX = re.compile(r"-seed(\d+)$")
 
 
 def seed_groups(runs):

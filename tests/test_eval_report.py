@@ -240,14 +240,17 @@ def test_report_from_the_runs_files(tmp_path):
               {"leaf1-eth1": {"dropped": 0, "ecn_marks": 5}})
     # Tardy flows: the bytes their server sent again (here a tail loss
     # probe, not counted as a retransmission) tell them apart; 1 of 4
-    # flows lost a packet (w = 0.25); the 1 MB flow is not short.
+    # flows lost a packet under AWAFS alone (w = 0.25); the 1 MB flow is
+    # not short.  Under TFS flow 2 lost one instead, and flow 1 stays the
+    # tardy class: the same flows in every scheme.
     for scheme, tardy_fct in (("off", 8000), ("tfs", 4000)):
         write_run(tmp_path, "tardy", f"cache-load50-{scheme}",
                   {"workload": "cache", "load": 0.5, "scheme": scheme,
                    "transport": "cubic"},
                   [flow(1, 5000, tardy_fct, retransmits=0,
-                        resent_bytes=1448),
-                   flow(2, 5000, 1000, retransmits=0),
+                        resent_bytes=1448 if scheme == "off" else 0),
+                   flow(2, 5000, 1000, retransmits=0,
+                        resent_bytes=0 if scheme == "off" else 1448),
                    flow(3, 7000, 3000, retransmits=0),
                    flow(4, 1000000, 90000, retransmits=0)])
     # Karuna: one deadline flow meets its deadline (100 kB: 33 ms at
@@ -293,6 +296,8 @@ def test_report_from_the_runs_files(tmp_path):
     assert float(tardy["tardy_share"]) == 0.25
     assert one(run="cache-load50-tfs",
                **{"class": "short-normal"})["mean_ms"] == "2.0"
+    assert one(run="cache-load50-tfs",
+               **{"class": "short-tardy"})["mean_ms"] == "4.0"
     t1 = one(run="websearch-load80-karuna-static", **{"class": "type1"})
     assert t1["flows"] == "2" and float(t1["miss_pct"]) == 50.0
     assert one(run="websearch-load80-karuna-static",
