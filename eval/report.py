@@ -44,6 +44,7 @@ from testbed import markdown
 from testbed.flowgen import (REQ, karuna_deadline_ms,
                              karuna_spec)
 from testbed.micro import percentile as nearest_rank
+from testbed.senderbed import carried_bps
 from testbed.workload import load_cdf, workloads_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -759,6 +760,16 @@ def best_static(groups, short):
     return {point: key for point, (_, key) in best.items()}
 
 
+def carried_load(run):
+    """What the run's busiest awafs port carried, as a share of its
+    max-rate (senderbed.carried_bps(): frames and their wire overhead over
+    the run); None if the run did not record it."""
+    shares = [carried_bps(p) / int(p["details"]["max-rate"])
+              for p in run.meta.get("ports", {}).values()
+              if p.get("seconds") and "max-rate" in p.get("details", {})]
+    return max(shares) if shares else None
+
+
 def seeds_short_table(groups):
     """Per run kept with several seeds: its short flows' quantiles and the
     mean of each size bucket up to SHORT_MAX (SIZE_BUCKETS), pooled."""
@@ -814,7 +825,7 @@ def seeds_section(runs):
                            "against the best static",
                            f"the same, flows from {SETTLED_S} s",
                            "flows with a timeout", "of them spurious",
-                           "drops"])
+                           "drops", "carried load"])
     for (exp, name), by_seed in sorted(groups.items()):
         mine = short[exp, name]
         if not mine:
@@ -848,12 +859,15 @@ def seeds_section(runs):
                 versus_best_settled = (f"{pct:+.1f} % [{plo:+.1f}, "
                                        f"{phi:+.1f}]")
         stats = flow_stats([r for run in by_seed.values() for r in run.flows])
+        carried = [carried_load(run) for run in by_seed.values()]
         lines.append(markdown.row([
             exp, name, len(by_seed), len(pooled(mine)), f"{mean:.3f}",
             f"{lo:.3f}-{hi:.3f}", tail(pooled(mine)), against, versus_best,
             versus_best_settled, stats["timeout_flows"],
             stats.get("spurious_timeout_flows", "-"),
-            sum(run.port_totals()["dropped"] for run in by_seed.values())]))
+            sum(run.port_totals()["dropped"] for run in by_seed.values()),
+            "-" if None in carried
+            else f"{100 * statistics.mean(carried):.0f} %"]))
     return ["## Seeds pooled", "",
             "Runs kept with several seeds (`eval/run.py --seeds N`): short "
             "flows (at most 100 kB) pooled over the seeds; the interval is a "
@@ -868,7 +882,11 @@ def seeds_section(runs):
             "its 95 % bootstrap interval; and that change for the flows "
             f"that started {SETTLED_S} s or more into the run, when the "
             "learning schemes have left the initial thresholds (their "
-            "first set needs min-samples completions and a round).", "",
+            "first set needs min-samples completions and a round); the "
+            "load carried, as against the load offered that names the "
+            "run: what its busiest port sent (frames and their wire "
+            "overhead) over the run, as a share of its rate, the mean of "
+            "the seeds.", "",
             *lines, "", *seeds_short_table(groups), ""]
 
 

@@ -122,8 +122,13 @@ def test_pias_runs_the_matched_thresholds_and_a_static_sweep():
 def test_seeds_are_pooled_with_an_interval(tmp_path):
     """A run kept with two seeds: its short flows pooled, their mean with
     a bootstrap interval that holds it, against PIAS mismatched and the best
-    static scheme there; a run with one seed is not in the section."""
+    static scheme there, and the load it carried; a run with one seed is not
+    in the section."""
     static = {"mode": "static"}
+    # fifo's port sent 1,000 frames of 1,476 bytes in 1 s: with 24 bytes of
+    # wire overhead each, 12 Mbit/s, 80 % of its 15 Mbit/s.
+    carried = {"p0": {**PORTS["p0"], "sent": 1000, "sent_bytes": 1476000,
+                      "seconds": 1.0, "details": {"max-rate": "15000000"}}}
     for key, fcts, qos in (
             ("cache-load50-fifo", (1000, 3000), {}),
             ("cache-load50-fifo-seed2", (2000, 6000), {}),
@@ -137,7 +142,8 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
                    "qos": qos},
                   [flow(1, 5000, fcts[0], dsacks=0),
                    flow(2, 90000, fcts[1], timeouts=1, dsacks=1),
-                   flow(3, 2000000, 50000, dsacks=0)])
+                   flow(3, 2000000, 50000, dsacks=0)],
+                  ports=carried if "fifo" in key else PORTS)
     # On the leaf-spine, against PIAS's web-search thresholds.
     for key, fct in (("load50-awafs-refpct", 1000),
                      ("load50-awafs-refpct-seed2", 1000),
@@ -163,7 +169,8 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     assert fifo[2:5] == ["2", "4", "3.000"]
     lo, hi = map(float, fifo[5].split("-"))
     assert lo <= 3.0 <= hi
-    assert fifo[6] == "max 6.00" and fifo[10:] == ["2", "2", "6"]
+    assert fifo[6] == "max 6.00" and fifo[10:] == ["2", "2", "6", "80 %"]
+    assert cells("cache-load50-static-refpct")[13] == "-"   # Not recorded.
     assert fifo[9] == "-"       # No flow started after the start-up.
     # Against cache's mismatched PIAS (data mining's), whose flows took
     # twice as long: -50 %; against the best static, the sweep's, which
