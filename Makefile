@@ -4,7 +4,8 @@
 #   make         build patched OVS 3.1.0 + DPDK 22.11 and the AWAFS tools
 #   make check   setup + build + every test (pytest drives all of them)
 #   make eval    the seeds' experiments on real TCP (about 2 h 25 min; resumable)
-#   make eval-report  the report of make eval, again, from its CSVs
+#   make eval-report  the report of make eval, again, from its CSVs, and
+#                     the kept runs' sections checked against their runs
 #   make eval-smoke  the reduced micro benchmark of make check, alone
 #   make eval-sim  the micro benchmark on ns-3, the core on a simulated port
 #   make eval-sim-grid  AWAFS, PIAS, FIFO on ns-3's leaf-spine (resumable)
@@ -238,7 +239,9 @@ eval: setup build
 	$(VENV)/bin/python -m eval.run --out $(B)/eval
 
 eval-report: setup
-	$(VENV)/bin/python -m eval.report --out $(B)/eval
+	$(VENV)/bin/python -m eval.kept check
+	if [ -d $(B)/eval/runs ]; then \
+		$(VENV)/bin/python -m eval.report --out $(B)/eval; fi
 
 # A reduced micro benchmark on real TCP through the switch (part of check).
 eval-smoke: setup build

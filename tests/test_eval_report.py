@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from eval import probe, report, run
+from eval import kept, probe, report, run
 
 PORTS = {"p0": {"dropped": 3, "ecn_marks": 40}}
 
@@ -363,3 +363,29 @@ def test_probe_schemes_are_the_pias_window_with_keys_on_top():
                    "thresholds": "350,1448", "min-samples": "32768"}
     with pytest.raises(argparse.ArgumentTypeError):
         probe.scheme("bad=mode")
+
+
+def test_kept_runs_derive_their_sections_again(tmp_path):
+    """eval/kept.py: a folder's runs packed twice are the same bytes; its
+    seeds.md gets the report's "Seeds pooled" section under the header it
+    keeps, and the check fails once that section no longer matches the
+    runs."""
+    for key, fct in (("load50-awafs-refpct", 1000),
+                     ("load50-awafs-refpct-seed2", 1000)):
+        write_run(tmp_path / "out", "hetero", key,
+                  {"load": 0.5, "scheme": "awafs-refpct"},
+                  [flow(1, 5000, fct, workload="websearch")])
+    folder = tmp_path / "kept"
+    kept.pack(folder, tmp_path / "out")
+    first = (folder / "runs.tar.gz").read_bytes()
+    kept.pack(folder, tmp_path / "out")
+    assert (folder / "runs.tar.gz").read_bytes() == first
+    (folder / "seeds.md").write_text("# Kept\n\nThe commands.\n\n"
+                                     "## Seeds pooled\n\nold\n")
+    assert kept.derive(folder) == ["Seeds pooled"]
+    text = (folder / "seeds.md").read_text()
+    assert text.startswith("# Kept\n\nThe commands.\n\n## Seeds pooled\n")
+    assert "| hetero | load50-awafs-refpct | 2 | 2 | 1.000 |" in text
+    assert kept.derive(folder, check=True) == []
+    (folder / "seeds.md").write_text(text.replace("| 2 | 2 |", "| 2 | 3 |"))
+    assert kept.derive(folder, check=True) == ["Seeds pooled"]
