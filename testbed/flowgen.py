@@ -168,15 +168,18 @@ def karuna_deadline_ms(spec, size_bytes):
 
 async def write_body(writer, size, first=b""):
     """Writes 'first' and then 'size' bytes of body in pieces of at most
-    CHUNK, draining after each: a generator that copied a large response
-    into memory at once (or into the transport's buffer) would stall its
-    other connections for as long, and their FCTs with them."""
+    len(BODY), draining after each: a generator that copied a large
+    response into memory at once (or into the transport's buffer) would
+    stall its other connections for as long, and their FCTs with them."""
+    n = min(size, len(BODY))
+    writer.write(first + BODY[:n] if first else BODY[:n])
+    size -= n
     while size:
-        n = min(size, len(BODY))
-        writer.write(first + BODY[:n] if first else BODY[:n])
-        first = b""
-        size -= n
         await writer.drain()
+        n = min(size, len(BODY))
+        writer.write(BODY[:n])
+        size -= n
+    await writer.drain()
 
 
 async def serve_connection(reader, writer, one_call, karuna, log):

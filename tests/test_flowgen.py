@@ -19,10 +19,11 @@ from testbed.flowgen import Peer, fetch
 
 async def main():
     big, small = Peer("127.0.0.1:{{port}}"), Peer("127.0.0.1:{{port}}")
-    done = asyncio.ensure_future(fetch(big, 1, {BIG}, False))
+    await fetch(small, 1, 0, False)     # An empty body: the header alone.
+    done = asyncio.ensure_future(fetch(big, 2, {BIG}, False))
     n = 0
     while not done.done():
-        await fetch(small, 2 + n, 1000, False)
+        await fetch(small, 3 + n, 1000, False)
         n += 1
     await done
     print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
