@@ -49,14 +49,16 @@ def pack(folder, runs_dir):
 
 
 def sections(text):
-    """{heading: the section's text, its heading line included}, and the
-    text before the first section."""
+    """{heading: the section's text, its heading line included, without
+    its plots (a kept folder has none)}, and the text before the first
+    section."""
     marks = list(HEADING.finditer(text))
     head = text[:marks[0].start()] if marks else text
     out = {}
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        out[m.group(1)] = text[m.start():end].rstrip("\n") + "\n"
+        body = re.sub(r"(?m)^!\[.*\n\n", "", text[m.start():end])
+        out[m.group(1)] = body.rstrip("\n") + "\n"
     return out, head
 
 
