@@ -12,10 +12,12 @@ from tests.conftest import REPO
 
 BIG = 256 << 20
 # The client: one connection fetches BIG bytes, another 1 kB flows until
-# it is done; prints their count and its own peak RSS in kB.
+# it is done; prints their count and its own peak RSS in kB (VmHWM, which
+# exec resets: getrusage()'s maxrss keeps the forking pytest's).
 CLIENT = f"""
-import asyncio, resource
+import asyncio
 from testbed.flowgen import Peer, fetch
+from tests.test_flowgen import peak_rss_kb
 
 async def main():
     big, small = Peer("127.0.0.1:{{port}}"), Peer("127.0.0.1:{{port}}")
@@ -26,7 +28,7 @@ async def main():
         await fetch(small, 3 + n, 1000, False)
         n += 1
     await done
-    print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(n, peak_rss_kb("self"))
 
 asyncio.run(main())
 """
