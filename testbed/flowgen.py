@@ -213,7 +213,6 @@ async def serve_connection(reader, writer, one_call, karuna, log):
                 writer.write(header)
                 await writer.drain()
                 await write_body(writer, size)
-            await writer.drain()
         settle()
     finally:
         writer.close()
