@@ -19,10 +19,12 @@ REPO = Path(__file__).resolve().parent.parent
 PORT = 17124
 
 
-def peak_rss_mb(pid):
+def peak_rss_kb(pid):
+    """The peak RSS of process 'pid' ("self": this one) since its exec, in
+    kB (VmHWM: getrusage()'s maxrss keeps the forking parent's)."""
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f
-                    if line.startswith("VmHWM")) // 1024
+                    if line.startswith("VmHWM"))
 
 
 async def one_run(size, log):
@@ -45,7 +47,7 @@ async def one_run(size, log):
             flow += 1
             await asyncio.sleep(0.005)
         big_s = (await done)[0]
-        return big_s, sorted(fcts), peak_rss_mb(server.pid)
+        return big_s, sorted(fcts), peak_rss_kb(server.pid) // 1024
     finally:
         server.terminate()
         server.wait()

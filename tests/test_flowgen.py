@@ -8,16 +8,16 @@ import time
 
 import pytest
 
+from bench.generator_stall import peak_rss_kb
 from tests.conftest import REPO
 
 BIG = 256 << 20
 # The client: one connection fetches BIG bytes, another 1 kB flows until
-# it is done; prints their count and its own peak RSS in kB (VmHWM, which
-# exec resets: getrusage()'s maxrss keeps the forking pytest's).
+# it is done; prints their count and its own peak RSS in kB.
 CLIENT = f"""
 import asyncio
 from testbed.flowgen import Peer, fetch
-from tests.test_flowgen import peak_rss_kb
+from bench.generator_stall import peak_rss_kb
 
 async def main():
     big, small = Peer("127.0.0.1:{{port}}"), Peer("127.0.0.1:{{port}}")
@@ -32,12 +32,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-def peak_rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) for line in f
-                    if line.startswith("VmHWM"))
 
 
 @pytest.mark.parametrize("one_call", [False, True])
