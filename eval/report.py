@@ -216,9 +216,14 @@ def tardy_rows(runs):
 def tardy_point(run):
     """(workload, load, seed) of a tardy run: its flows are the same in
     every scheme there."""
+    return (run.meta["workload"], run.meta["load"], name_and_seed(run)[1])
+
+
+def name_and_seed(run):
+    """The run's name without its seed, and its seed (eval/run.py --seeds:
+    seed 1 is the name alone, seed S the name with -seedS)."""
     m = SEED_SUFFIX.search(run.key)
-    return (run.meta["workload"], run.meta["load"],
-            int(m.group(1)) if m else 1)
+    return (run.key[:m.start()], int(m.group(1))) if m else (run.key, 1)
 
 
 def tardy_factors(rows):
@@ -733,10 +738,8 @@ def seed_groups(runs):
     groups = {}
     for exp, rs in runs.items():
         for run in rs:
-            m = SEED_SUFFIX.search(run.key)
-            name = run.key[:m.start()] if m else run.key
-            groups.setdefault((exp, name), {})[int(m.group(1)) if m else 1] \
-                = run
+            name, seed = name_and_seed(run)
+            groups.setdefault((exp, name), {})[seed] = run
     return {k: v for k, v in groups.items() if len(v) > 1}
 
 
