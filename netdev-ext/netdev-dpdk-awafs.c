@@ -2069,6 +2069,7 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
     struct awafs_batch *b = &tq->batch;
     int64_t now_us = -1;
     uint64_t bytes = 0, tsc = 0;
+    uint32_t n_not_ip = 0;
 
     for (int i = 0; i < n; i++) {
         struct rte_mbuf *m = pkts[i];
@@ -2085,23 +2086,33 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
             head_len = MIN(len, AWAFS_HEAD_MAX);
             data = rte_pktmbuf_read(m, 0, head_len, head);
         }
-        /* Parsed and learned from even if pinned: its completions are the
-         * workload's too. */
-        r = awafs_parse_head(data, head_len, len, tunnels, &h, &tq->parse);
-        b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
-                                          head_len, len, r, &h, &now_us,
-                                          &tsc);
+        if (!awafs_frame_may_be_ip(data, head_len)) {
+            n_not_ip++;
+            b->queues[i] = p->default_queue;
+            if (p->ecn_threshold) {
+                b->ecn[i] = false;
+            }
+        } else {
+            /* Parsed and learned from even if pinned: its completions are
+             * the workload's too. */
+            r = awafs_parse_head(data, head_len, len, tunnels, &h,
+                                 &tq->parse);
+            b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
+                                              head_len, len, r, &h, &now_us,
+                                              &tsc);
+            if (p->ecn_threshold) {
+                b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
+                b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
+                b->ip_version[i] = awafs_ecn_ip_version(&h);
+            }
+        }
         if (OVS_UNLIKELY(packet->md.skb_priority)) {
             b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
-        }
-        if (p->ecn_threshold) {
-            b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
-            b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
-            b->ip_version[i] = awafs_ecn_ip_version(&h);
         }
         b->lens[i] = len;
         bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
     }
+    tq->parse.n[AWAFS_PARSE_NOT_TCP] += n_not_ip;
     return bytes;
 }
 

@@ -159,6 +159,39 @@ test_headerless(void **state)
     assert_int_equal(parse(60, &h), AWAFS_PARSE_NOT_TCP);
 }
 
+/* awafs_frame_may_be_ip() lets the per-packet path skip the parser only
+ * where the parser finds nothing: for every EtherType, on a frame whose
+ * bytes after it are a TCP segment with the option. */
+static void
+test_frames_that_cannot_be_ip(void **state)
+{
+    uint8_t opt[8];
+    struct frame_spec s = { .tcp_opts = opt, .payload_len = 100 };
+    struct awafs_hdr h;
+    int n_may_be_ip = 0;
+    size_t len;
+
+    (void) state;
+    data_opt(opt, 1000);
+    len = build_frame(frame, &s, NULL, NULL);
+    for (uint32_t type = 0; type <= UINT16_MAX; type++) {
+        put16(frame + 12, type);
+        if (awafs_frame_may_be_ip(frame, len)) {
+            n_may_be_ip++;
+            continue;
+        }
+        assert_int_equal(parse(len, &h), AWAFS_PARSE_NOT_TCP);
+        assert_int_equal(h.ip_version, 0);
+        assert_int_equal(h.l4_ofs, 0);
+    }
+    /* IPv4, IPv6 and the two VLAN tags. */
+    assert_int_equal(n_may_be_ip, 4);
+    /* Too short to tell: the parser decides. */
+    for (size_t i = 0; i < 14; i++) {
+        assert_true(awafs_frame_may_be_ip(frame, i));
+    }
+}
+
 static void
 test_every_truncation(void **state)
 {
@@ -826,6 +859,7 @@ AWAFS_UNIT_MAIN(hdr)
         cmocka_unit_test(test_vlan_tags),
         cmocka_unit_test(test_among_other_options),
         cmocka_unit_test(test_headerless),
+        cmocka_unit_test(test_frames_that_cannot_be_ip),
         cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_ethernet_padding),
         cmocka_unit_test(test_bad_ip_headers),
