@@ -3,8 +3,9 @@ the same ovs-vswitchd, and the recalculation period under that load.
 
 One PMD forwards p0 as fast as it can to one of several net_null output
 ports (no rx), one per configuration, each with its QoS set once.  p0 is
-either net_null (frames of zeros: no AWAFS header) or net_pcap looping TCP
-frames that carry the AWAFS option, one in ten a completion ("karuna": and
+either net_null (frames of zeros: not IP, so no AWAFS header) or net_pcap
+looping TCP frames ("tcp": without the option, as from a host without the
+agent; "pcap": with the AWAFS option, one in ten a completion; "karuna": and
 a Karuna word, a third each of deadline, known-size and unknown-size
 flows; "vxlan": the pcap frames inside VXLAN, 50 bytes more); frames are
 64 or 1518 bytes (the Karuna word makes them 66; VXLAN frames are 114 or
@@ -21,7 +22,7 @@ With --sink vhost the output ports are vhost-user ports
 (dpdkvhostuserclient) instead, and one dpdk-testpmd on the other core is
 their guest, receiving and dropping what they send (testbed/vhost.py).
 
-usage: python3 -m bench.forwarding [--source null|pcap|karuna|vxlan]
+usage: python3 -m bench.forwarding [--source null|tcp|pcap|karuna|vxlan]
            [--size 64|114|1518]
            [--sink null|vhost] [--pmds 1|2] [--runs N] [--seconds S]
            [--configs A,B] [--vswitchd PATH] [--csv FILE] [--perf CONFIG]
@@ -67,12 +68,12 @@ CONFIGS = {
 RUNS, SECONDS = 30, 0.3
 
 
-def write_pcap(path, size, karuna=False, vxlan=False):
+def write_pcap(path, size, karuna=False, vxlan=False, option=True):
     """100 distinct 'size'-byte TCP frames with the AWAFS option (62 bytes
-    of headers, 66 for a completion) and, with 'karuna', a Karuna word (4
-    bytes more): a deadline, a size or neither, in turn.  With 'vxlan' the
-    frames are the inner frames of 'size'-byte VXLAN frames (50 bytes
-    less)."""
+    of headers, 66 for a completion; without it if not 'option') and, with
+    'karuna', a Karuna word (4 bytes more): a deadline, a size or neither,
+    in turn.  With 'vxlan' the frames are the inner frames of 'size'-byte
+    VXLAN frames (50 bytes less)."""
     from scapy.layers.l2 import Ether
     from scapy.utils import wrpcap
 
@@ -83,9 +84,10 @@ def write_pcap(path, size, karuna=False, vxlan=False):
         done = i % 10 == 9
         word = [20 << 20 | 100, 100, 0][i % 3] if karuna else None
         payload = max(inner - (66 if done else 62) - (4 if karuna else 0), 0)
-        frame = tcp_frame(
+        frame = (tcp_frame(
             bytes_sent=i * 1000, flow_size=i * 1000 + payload if done else None,
-            sport=1000 + i, payload=payload, karuna=word)
+            sport=1000 + i, payload=payload, karuna=word) if option
+            else tcp_frame(sport=1000 + i, payload=inner - 54))
         # The outer UDP source port from the inner flow, as Linux and OVS
         # choose it: one datapath flow per inner flow, as untunnelled.
         frames.append(Ether(vxlan_frame(frame, sport=49152 + i) if vxlan
@@ -179,9 +181,9 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
     queue pairs as PMDs."""
     names = names or list(CONFIGS)
     tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
-    if source in ("pcap", "karuna", "vxlan"):
+    if source in ("tcp", "pcap", "karuna", "vxlan"):
         write_pcap(tmp / "in.pcap", size, karuna=source == "karuna",
-                   vxlan=source == "vxlan")
+                   vxlan=source == "vxlan", option=source != "tcp")
         src = f"net_pcap0,rx_pcap={tmp / 'in.pcap'},infinite_rx=1"
     else:
         src = f"net_null0,size={size}"
@@ -280,7 +282,8 @@ def recalc_line(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--source", choices=["null", "pcap", "karuna", "vxlan"],
+    ap.add_argument("--source",
+                    choices=["null", "tcp", "pcap", "karuna", "vxlan"],
                     default="null")
     ap.add_argument("--size", type=int, choices=[64, 114, 1518], default=64)
     ap.add_argument("--vswitchd", help="another ovs-vswitchd binary")
