@@ -23,11 +23,6 @@
 #include "awafs-compat.h"
 #include "awafs.h"
 
-#define ETH_HLEN 14
-#define ETH_TYPE_IPV4 0x0800
-#define ETH_TYPE_IPV6 0x86dd
-#define ETH_TYPE_VLAN 0x8100
-#define ETH_TYPE_QINQ 0x88a8
 #define VLAN_HLEN 4
 #define MAX_VLAN_TAGS 2
 
@@ -263,15 +258,15 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
         uint8_t proto;
 
         hdr->l2_ofs = l2 - ctx->frame;
-        r = need(ctx, l2, len, ETH_HLEN);
+        r = need(ctx, l2, len, AWAFS_ETH_HLEN);
         if (r != AWAFS_PARSE_OK) {
             return r;
         }
         eth_type = rd16(l2 + 12);
-        l3 = l2 + ETH_HLEN;
-        left = len - ETH_HLEN;
-        for (int i = 0; eth_type == ETH_TYPE_VLAN || eth_type == ETH_TYPE_QINQ;
-             i++) {
+        l3 = l2 + AWAFS_ETH_HLEN;
+        left = len - AWAFS_ETH_HLEN;
+        for (int i = 0; (eth_type == AWAFS_ETH_TYPE_VLAN
+                         || eth_type == AWAFS_ETH_TYPE_QINQ); i++) {
             if (i == MAX_VLAN_TAGS) {
                 return AWAFS_PARSE_UNSUPPORTED;
             }
@@ -284,7 +279,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             left -= VLAN_HLEN;
         }
 
-        if (eth_type == ETH_TYPE_IPV4) {
+        if (eth_type == AWAFS_ETH_TYPE_IPV4) {
             size_t tot_len;
 
             r = need(ctx, l3, left, IPV4_MIN_HLEN);
@@ -312,7 +307,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             hdr->ip_end = hdr->l3_ofs + tot_len;
             proto = l3[9];
             l4_len = tot_len - ip_hlen;     /* Ignores Ethernet padding. */
-        } else if (eth_type == ETH_TYPE_IPV6) {
+        } else if (eth_type == AWAFS_ETH_TYPE_IPV6) {
             size_t payload_len;
 
             r = need(ctx, l3, left, IPV6_HLEN);
@@ -405,12 +400,12 @@ parse_ipv4_tcp(const uint8_t *f, size_t head_len, size_t len,
                struct awafs_hdr *hdr, const uint8_t **opt,
                const uint8_t **opt_end)
 {
-    const uint8_t *l3 = f + ETH_HLEN;
+    const uint8_t *l3 = f + AWAFS_ETH_HLEN;
     const uint8_t *l4 = l3 + IPV4_MIN_HLEN;
     size_t tot_len, tcp_hlen;
 
-    if (head_len < ETH_HLEN + IPV4_MIN_HLEN + TCP_MIN_HLEN
-        || rd16(f + 12) != ETH_TYPE_IPV4
+    if (head_len < AWAFS_ETH_HLEN + IPV4_MIN_HLEN + TCP_MIN_HLEN
+        || rd16(f + 12) != AWAFS_ETH_TYPE_IPV4
         || l3[0] != (4 << 4 | IPV4_MIN_HLEN / 4)
         || l3[9] != IPPROTO_TCP_
         || rd16(l3 + 6) & 0x3fff) {
@@ -420,17 +415,17 @@ parse_ipv4_tcp(const uint8_t *f, size_t head_len, size_t len,
     tcp_hlen = (l4[12] >> 4) * 4;
     if (tcp_hlen < TCP_MIN_HLEN
         || tot_len < IPV4_MIN_HLEN + tcp_hlen
-        || tot_len > len - ETH_HLEN
-        || ETH_HLEN + IPV4_MIN_HLEN + tcp_hlen > head_len) {
+        || tot_len > len - AWAFS_ETH_HLEN
+        || AWAFS_ETH_HLEN + IPV4_MIN_HLEN + tcp_hlen > head_len) {
         return false;
     }
     hdr->ip_version = 4;
-    hdr->l3_ofs = ETH_HLEN;
-    hdr->ip_end = ETH_HLEN + tot_len;
+    hdr->l3_ofs = AWAFS_ETH_HLEN;
+    hdr->ip_end = AWAFS_ETH_HLEN + tot_len;
     hdr->tcp_flags = l4[13];
     hdr->seq = rd32(l4 + 4);
     hdr->ack = rd32(l4 + 8);
-    hdr->l4_ofs = ETH_HLEN + IPV4_MIN_HLEN;
+    hdr->l4_ofs = AWAFS_ETH_HLEN + IPV4_MIN_HLEN;
     hdr->payload_len = tot_len - IPV4_MIN_HLEN - tcp_hlen;
     *opt = l4 + TCP_MIN_HLEN;
     *opt_end = l4 + tcp_hlen;

@@ -238,6 +238,13 @@ enum awafs_parse_result awafs_parse_head(
     const struct awafs_tunnel_ports *ports, struct awafs_hdr *hdr,
     struct awafs_parse_stats *stats);
 
+/* The Ethernet header's length, and the EtherTypes the parser reads. */
+#define AWAFS_ETH_HLEN 14
+#define AWAFS_ETH_TYPE_IPV4 0x0800
+#define AWAFS_ETH_TYPE_IPV6 0x86dd
+#define AWAFS_ETH_TYPE_VLAN 0x8100      /* 802.1Q tag. */
+#define AWAFS_ETH_TYPE_QINQ 0x88a8      /* 802.1ad tag. */
+
 /* False if the 'head_len' bytes at 'frame' start an Ethernet frame that
  * carries neither IP nor a VLAN tag: awafs_parse_head() would find
  * AWAFS_PARSE_NOT_TCP and nothing in it, and the per-packet path skips the
@@ -247,14 +254,12 @@ awafs_frame_may_be_ip(const uint8_t *frame, size_t head_len)
 {
     uint16_t type;
 
-    if (head_len < 14) {
+    if (head_len < AWAFS_ETH_HLEN) {
         return true;
     }
     type = (uint16_t) (frame[12] << 8 | frame[13]);
-    return (type == 0x0800          /* IPv4. */
-            || type == 0x86dd       /* IPv6. */
-            || type == 0x8100       /* 802.1Q VLAN tag. */
-            || type == 0x88a8);     /* 802.1ad (QinQ) tag. */
+    return (type == AWAFS_ETH_TYPE_IPV4 || type == AWAFS_ETH_TYPE_IPV6
+            || type == AWAFS_ETH_TYPE_VLAN || type == AWAFS_ETH_TYPE_QINQ);
 }
 
 /* awafs_parse_head() of a whole frame. */
