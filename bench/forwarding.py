@@ -84,10 +84,14 @@ def write_pcap(path, size, karuna=False, vxlan=False, option=True):
         done = i % 10 == 9
         word = [20 << 20 | 100, 100, 0][i % 3] if karuna else None
         payload = max(inner - (66 if done else 62) - (4 if karuna else 0), 0)
-        frame = (tcp_frame(
-            bytes_sent=i * 1000, flow_size=i * 1000 + payload if done else None,
-            sport=1000 + i, payload=payload, karuna=word) if option
-            else tcp_frame(sport=1000 + i, payload=inner - 54))
+        if option:
+            frame = tcp_frame(
+                bytes_sent=i * 1000,
+                flow_size=i * 1000 + payload if done else None,
+                sport=1000 + i, payload=payload, karuna=word)
+        else:
+            # 54 bytes of Ethernet, IPv4 and TCP headers.
+            frame = tcp_frame(sport=1000 + i, payload=inner - 54)
         # The outer UDP source port from the inner flow, as Linux and OVS
         # choose it: one datapath flow per inner flow, as untunnelled.
         frames.append(Ether(vxlan_frame(frame, sport=49152 + i) if vxlan

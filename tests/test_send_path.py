@@ -234,14 +234,14 @@ def test_headerless_frames_go_to_the_lowest_queue(sw):
     sw.sb.ofctl("del-flows", "br0", "udp")
 
 
-
 def test_frames_that_are_not_ip_take_the_default_queue(sw):
     """ARP and a frame of another EtherType carry no header and are not
     parsed (awafs_frame_may_be_ip()): they go to 'default-queue' and count
     as headerless, mixed in one batch with TCP segments that carry the
     option."""
     sw.sb.ofctl("add-flow", "br0", "in_port=1,arp,actions=output:2")
-    sw.sb.ofctl("add-flow", "br0", "in_port=1,dl_type=0x88b5,actions=output:2")
+    sw.sb.ofctl("add-flow", "br0",
+                "in_port=1,dl_type=0x88b5,actions=output:2")
     sw.sb.set_awafs("p1", queues=4, **{"default-queue": 1})
     arp = bytes(Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff")
                 / ARP(psrc="10.0.0.1", pdst="10.0.0.2"))
@@ -255,6 +255,7 @@ def test_frames_that_are_not_ip_take_the_default_queue(sw):
     assert details["headerless"] == "20" and details["malformed"] == "0"
     sw.sb.ofctl("del-flows", "br0", "arp")
     sw.sb.ofctl("del-flows", "br0", "dl_type=0x88b5")
+
 
 # ---- VLAN tags -----------------------------------------------------------------
 
