@@ -2078,8 +2078,6 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
         uint32_t head_len = rte_pktmbuf_data_len(m);
         uint32_t len = rte_pktmbuf_pkt_len(m);
         uint8_t head[AWAFS_HEAD_MAX];
-        enum awafs_parse_result r;
-        struct awafs_hdr h;
 
         if (OVS_UNLIKELY(head_len < len && head_len < AWAFS_HEAD_MAX)) {
             /* Headers that may straddle segments: read them together. */
@@ -2093,6 +2091,9 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
                 b->ecn[i] = false;
             }
         } else {
+            enum awafs_parse_result r;
+            struct awafs_hdr h;
+
             /* Parsed and learned from even if pinned: its completions are
              * the workload's too. */
             r = awafs_parse_head(data, head_len, len, tunnels, &h,
