@@ -135,6 +135,41 @@ def test_a_small_buffer_drops_and_every_flow_still_completes():
     assert r["completed"] == 100 and r["completions"] == 100
 
 
+@pytest.mark.parametrize("scheme", [
+    ["--scheme", "awafs"],
+    # A threshold inside the 10 kB flows: segments from 5,000 bytes on are
+    # demoted, so a header that miscounted would move FCTs.
+    ["--scheme", "static", "--thresholds", 5000],
+])
+def test_trust_host_reads_the_senders_header(tmp_path, scheme):
+    """--trust host: the port classifies by the option each sender's agent
+    writes (docs/header.md), built from the byte tags the application sets
+    on its message's bytes, and counts the completions it reports; its
+    flow table is not used.  Each flow is one message, so the header says
+    what the flow table counts under --trust switch: the same completions,
+    thresholds and queues, so every flow's FCT is the same."""
+    runs = {trust: run_ns3("--flows", FLOWS, "--seed", 1, *scheme,
+                           "--trust", trust,
+                           flows_csv=tmp_path / f"{trust}.csv")
+            for trust in ("switch", "host")}
+    host, switch = runs["host"], runs["switch"]
+    assert (host["trust"], switch["trust"]) == ("host", "switch")
+    assert host["drops"] == 0
+    assert host["completions"] == switch["completions"] == FLOWS
+    assert host["thresholds"] == switch["thresholds"]
+    assert host["rows"] == switch["rows"]
+
+
+def test_trust_host_reports_a_resent_last_segment_again():
+    """A host reports a message's completion on its last segment, and
+    TCP resends that segment with the same option when it is lost, as a
+    Linux host with the agent does: under drops the port counts every
+    flow once and a few again, never more than the drops."""
+    r = run_ns3("--flows", 100, "--buffer", 16, "--trust", "host")
+    assert r["drops"] > 0 and r["completed"] == 100
+    assert 100 <= r["completions"] <= 100 + r["drops"]
+
+
 def test_max_rate_shapes_the_port_as_the_switch_does():
     """With the receiver's link at 1 Gbit/s and the port shaped to 100
     Mbit/s (a 1 ms bucket, as the switch's max-rate), the long flows take
@@ -223,6 +258,7 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
     (["--buffer", "100", "--ecn-threshold", "200"], "ECN threshold"),
     (["--window-type", "sorted"], "window type"),
     (["--ecn-mode", "flow"], "--ecn-mode: port or queue"),
+    (["--trust", "tenant"], "--trust must be switch or host"),
     (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
 ])
 def test_a_bad_argument_is_refused(args, says):

@@ -21,8 +21,10 @@
  * datapath does with trust=switch (netdev-ext/netdev-dpdk-awafs.c,
  * awafs_qos_classify_batch()): each packet is serialized behind an Ethernet
  * header into a frame that awafs_parse_head(), awafs_flow_key_from_frame()
- * and awafs_flowtab_update() read; completed messages go into the adapt
- * ring; awafs_adapt_update() runs every interval of simulated time; the
+ * and awafs_flowtab_update() read (with trust=host, the option that the
+ * sender's agent would have written, from a byte tag on the message's
+ * bytes, and the host-mode classification); completed messages go into
+ * the adapt ring; awafs_adapt_update() runs every interval of simulated time; the
  * packets wait in the core's strict-priority scheduler (struct awafs_sched),
  * which also decides drops and ECN marks.  sim/ns3/README.md has the rest. */
 
@@ -100,6 +102,49 @@ Values(uint32_t n)
 
 /* ---- The queue disc ---------------------------------------------------- */
 
+/* What a sending host's agent knows of the message that a byte belongs
+ * to, set by the sending application on every byte it writes (ns-3 keeps
+ * byte tags on the bytes through TCP's segmentation and every hop): the
+ * TCP sequence number of the message's first byte and its size.  With
+ * trust=host a switch port writes from it, into the frame it parses, the
+ * option that the host agent would have written (docs/header.md). */
+class AwafsMessageTag : public Tag
+{
+  public:
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+    uint32_t GetSerializedSize() const override { return 8; }
+    void Serialize(TagBuffer b) const override
+    {
+        b.WriteU32(seq);
+        b.WriteU32(size);
+    }
+    void Deserialize(TagBuffer b) override
+    {
+        seq = b.ReadU32();
+        size = b.ReadU32();
+    }
+    void Print(std::ostream &os) const override
+    {
+        os << "seq=" << seq << " size=" << size;
+    }
+
+    uint32_t seq = 0;
+    uint32_t size = 0;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(AwafsMessageTag);
+
+TypeId
+AwafsMessageTag::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::AwafsMessageTag")
+                            .SetParent<Tag>()
+                            .SetGroupName("TrafficControl")
+                            .AddConstructor<AwafsMessageTag>();
+    return tid;
+}
+
 /* One round of the recalculation, as the trace records it. */
 struct AwafsRound {
     double time_s;
@@ -135,6 +180,8 @@ class AwafsQueueDisc : public QueueDisc
 
     uint32_t Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
                    uint32_t *len) const;
+    uint32_t WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
+                         uint32_t head_len, uint32_t len) const;
     unsigned int Classify(const uint8_t *frame, uint32_t head_len,
                           uint32_t len, enum awafs_parse_result r,
                           const struct awafs_hdr *h, int64_t now_us);
@@ -147,6 +194,7 @@ class AwafsQueueDisc : public QueueDisc
     /* Attributes. */
     uint32_t m_queues;
     std::string m_mode;
+    std::string m_trust;
     std::string m_thresholds;
     std::string m_percentiles;
     uint32_t m_windowMs;
@@ -168,6 +216,7 @@ class AwafsQueueDisc : public QueueDisc
     struct awafs_ring *m_ring;
     struct awafs_flowtab *m_flows;
     struct awafs_sched *m_sched;
+    bool m_trustHost;                   /* Trust is "host". */
     struct awafs_tb m_byteFree;
     struct awafs_tb m_shaper;           /* With MaxRate. */
     EventId m_wakeEvent;                /* Dequeue when it has credit. */
@@ -199,6 +248,13 @@ AwafsQueueDisc::GetTypeId()
             .AddAttribute("Mode", "adaptive, or static (PIAS).",
                           StringValue("adaptive"),
                           MakeStringAccessor(&AwafsQueueDisc::m_mode),
+                          MakeStringChecker())
+            .AddAttribute("Trust",
+                          "switch (the flow table counts each flow's bytes "
+                          "and messages), or host (the end hosts' header, "
+                          "from each message's AwafsMessageTag).",
+                          StringValue("switch"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_trust),
                           MakeStringChecker())
             .AddAttribute("Thresholds",
                           "k-1 demotion thresholds in bytes, comma-separated:"
@@ -278,6 +334,7 @@ AwafsQueueDisc::AwafsQueueDisc()
       m_ring(nullptr),
       m_flows(nullptr),
       m_sched(nullptr),
+      m_trustHost(false),
       m_completions(0),
       m_byteFreeOver(0)
 {
@@ -311,6 +368,10 @@ AwafsQueueDisc::ConfigError()
         return "mode must be adaptive or static";
     }
     m_cfg.adaptive = m_mode == "adaptive";
+    if (m_trust != "switch" && m_trust != "host") {
+        return "trust must be switch or host";
+    }
+    m_trustHost = m_trust == "host";
     if (!ParseList(m_thresholds, &thr) || thr.size() != m_queues - 1) {
         return "thresholds: " + std::to_string(m_queues) + " queues take "
                + Values(m_queues - 1) + " in bytes, not '" + m_thresholds
@@ -491,6 +552,60 @@ AwafsQueueDisc::Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
     return head;
 }
 
+/* With trust=host: adds to the frame parsed from 'head_len' bytes at
+ * 'frame' (room for AWAFS_HEAD_MAX) the option that the sending host's
+ * agent writes on a TCP segment with payload (docs/header.md), from the
+ * AwafsMessageTag on the segment's first byte: the bytes of its message
+ * before the segment and, on the segment that carries the message's last
+ * byte, the completed bit and the size.  That segment also gets PSH, which
+ * Linux sets on the last segment of a write and ns-3's TCP never does:
+ * the switch counts a completion on it (awafs_hdr_counts_completion()).
+ * Returns the bytes added to the frame and its IP packet (0: no option: no
+ * tag, no payload, or no room in the TCP header). */
+uint32_t
+AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
+                            uint32_t head_len, uint32_t len) const
+{
+    uint8_t opt[AWAFS_OPT_LEN_COMPLETED];
+    uint32_t tcp_hlen, opts, bytes_sent, n;
+    AwafsMessageTag tag;
+    struct awafs_hdr h;
+    uint8_t *l3, *l4;
+    uint16_t tot_len;
+    bool completed;
+
+    if (awafs_parse_head(frame, head_len, len, nullptr, &h, nullptr)
+        != AWAFS_PARSE_NO_OPTION || !h.payload_len || h.ip_version != 4
+        || !item->GetPacket()->FindFirstMatchingByteTag(tag)) {
+        return 0;
+    }
+    bytes_sent = h.seq - tag.seq;           /* Modulo 2^32, as TCP's. */
+    if (bytes_sent >= tag.size) {
+        return 0;
+    }
+    completed = h.payload_len >= tag.size - bytes_sent;
+    n = awafs_opt_encode(opt, bytes_sent, completed, tag.size);
+    l3 = frame + h.l3_ofs;
+    l4 = frame + h.l4_ofs;
+    tcp_hlen = (l4[12] >> 4) * 4;
+    if (tcp_hlen + n > 60 || head_len + n > AWAFS_HEAD_MAX) {
+        return 0;
+    }
+    /* First among the options: ns-3 pads its own with EOL, which ends
+     * them. */
+    opts = h.l4_ofs + 20;
+    memmove(frame + opts + n, frame + opts, head_len - opts);
+    memcpy(frame + opts, opt, n);
+    l4[12] = (uint8_t) ((tcp_hlen + n) / 4 << 4 | (l4[12] & 0x0f));
+    if (completed) {
+        l4[13] |= AWAFS_TCP_PSH;
+    }
+    tot_len = (uint16_t) ((l3[2] << 8 | l3[3]) + n);
+    l3[2] = (uint8_t) (tot_len >> 8);
+    l3[3] = (uint8_t) tot_len;
+    return n;
+}
+
 /* A message of 'size' bytes from 'src' completed: the datapath's
  * awafs_qos_complete() without Karuna. */
 void
@@ -502,8 +617,11 @@ AwafsQueueDisc::Complete(int64_t now_us, uint64_t size, const uint8_t src[16])
 }
 
 /* The queue of a frame parsed into 'h' (result 'r'), and the completions it
- * ends: awafs_qos_classify__() with trust=switch, then the rules for
- * padded and byte-free TCP segments of awafs_qos_classify(). */
+ * ends or reports: awafs_qos_classify__() with the port's trust mode, then
+ * the rules for padded and byte-free TCP segments of awafs_qos_classify().
+ * With trust=host, a frame without a valid option takes the default queue
+ * (the lowest), and one without payload queue 0 within the byte-free
+ * budget. */
 unsigned int
 AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
                          uint32_t len, enum awafs_parse_result r,
@@ -513,7 +631,19 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
     struct awafs_flow_result fr;
     struct awafs_flow_key key;
 
-    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
+    if (m_trustHost) {
+        if (r != AWAFS_PARSE_OK) {
+            q = r == AWAFS_PARSE_NO_OPTION && !h->payload_len ? 0 : last;
+        } else {
+            if (awafs_hdr_counts_completion(h)) {
+                uint8_t src[16] = {0};
+
+                memcpy(src, frame + h->l3_ofs + 12, 4);
+                Complete(now_us, h->flow_size, src);
+            }
+            q = awafs_classify(&m_thr, h->bytes_sent);
+        }
+    } else if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
         || !awafs_flow_key_from_frame(frame, head_len, h, &key)) {
         q = last;                               /* default-queue */
     } else {
@@ -544,15 +674,20 @@ AwafsQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     uint8_t frame[AWAFS_HEAD_MAX];
     enum awafs_parse_result r;
     struct awafs_hdr h;
-    uint32_t head_len, len;
+    uint32_t head_len, len, opt_len;
     void *pkt, *victims[1];
     uint8_t queue, ecn;
     bool self = false;
     size_t n;
 
     head_len = Frame(item, frame, &len);
-    r = awafs_parse_head(frame, head_len, len, nullptr, &h, &m_parse);
-    queue = Classify(frame, head_len, len, r, &h, now_us);
+    /* 'len' stays the packet's: the option is in the frame parsed, not on
+     * the simulated link. */
+    opt_len = m_trustHost ? WriteOption(item, frame, head_len, len) : 0;
+    head_len += opt_len;
+    r = awafs_parse_head(frame, head_len, len + opt_len, nullptr, &h,
+                         &m_parse);
+    queue = Classify(frame, head_len, len + opt_len, r, &h, now_us);
     ecn = m_ecnThreshold && awafs_ecn_capable(frame, head_len, &h);
 
     /* The scheduler holds a reference of its own. */
@@ -1011,6 +1146,7 @@ namespace {
 struct Options {
     std::string topology = "star";
     std::string scheme = "awafs";
+    std::string trust = "switch";
     std::string transport = "ns3::TcpNewReno";
     uint32_t hosts = 8;
     uint32_t leaves = 9;
@@ -1048,13 +1184,17 @@ const char USAGE[] =
     "usage: awafs-ns3 [--OPTION=VALUE ...]\n"
     "The thesis's micro benchmark (80 % 10 kB, 20 % 1000 kB flows, Poisson\n"
     "arrivals) from H senders to one receiver through one switch whose port\n"
-    "towards the receiver runs the AWAFS core (trust=switch); or its large-\n"
+    "towards the receiver runs the AWAFS core (--trust); or its large-\n"
     "scale scenario, all-to-all on a leaf-spine whose every switch port runs\n"
     "its own instance of the core.\n"
     "\n"
     "  --topology T       star | leaf-spine (star)\n"
     "  --scheme S         fifo | static | pias | awafs | auto, or srpt\n"
     "                     (leaf-spine: the ideal lower bound) (awafs)\n"
+    "  --trust T          switch: each AWAFS port counts every flow's bytes\n"
+    "                     and messages in its flow table; host: the senders'\n"
+    "                     header (docs/header.md), written from a byte tag\n"
+    "                     on each message's bytes (switch)\n"
     "  --transport T      ns3::TcpNewReno | ns3::TcpCubic | ns3::TcpDctcp,\n"
     "                     or newreno | cubic | dctcp (ns3::TcpNewReno)\n"
     "  --hosts H          star: sender hosts, 1..250 (8)\n"
@@ -1257,6 +1397,11 @@ ParseOptions(int argc, char **argv)
                       "srpt, not '" + value + "'");
             }
             o.scheme = value;
+        } else if (name == "trust") {
+            if (value != "switch" && value != "host") {
+                Usage("--trust must be switch or host, not '" + value + "'");
+            }
+            o.trust = value;
         } else if (name == "transport") {
             static const std::map<std::string, std::string> alias = {
                 {"newreno", "ns3::TcpNewReno"},
@@ -1508,6 +1653,7 @@ struct Flow {
     uint64_t received = 0;
     bool closed = false;
     uint8_t part = 0;           /* 1: from the second workload. */
+    uint32_t first_seq = 0;     /* TCP sequence number of its first byte. */
 };
 
 struct Run {
@@ -1517,6 +1663,7 @@ struct Run {
     std::vector<Ipv4Address> addrs;
     uint32_t completed = 0;
     std::vector<Ptr<Socket>> listeners;
+    bool tag_messages = false;  /* trust=host: the senders tag their bytes. */
 };
 
 Run g_run;
@@ -1534,7 +1681,17 @@ SendMore(uint32_t id, Ptr<Socket> s)
         if (!n) {
             return;
         }
-        r = s->Send(Create<Packet>(n));
+        Ptr<Packet> p = Create<Packet>(n);
+
+        if (g_run.tag_messages) {
+            /* The flow is one message, as a host agent sees it. */
+            AwafsMessageTag tag;
+
+            tag.seq = f.first_seq;
+            tag.size = (uint32_t) std::min<uint64_t>(f.size, UINT32_MAX);
+            p->AddByteTag(tag);
+        }
+        r = s->Send(p);
         if (r <= 0) {
             return;
         }
@@ -1549,6 +1706,10 @@ SendMore(uint32_t id, Ptr<Socket> s)
 void
 OnConnected(uint32_t id, Ptr<Socket> s)
 {
+    /* The next byte to send, which no byte has taken yet. */
+    g_run.flows[id].first_seq = DynamicCast<TcpSocketBase>(s)
+                                    ->GetTxBuffer()->TailSequence()
+                                    .GetValue();
     SendMore(id, s);
 }
 
@@ -1673,6 +1834,7 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("Mode", StringValue(o.scheme == "awafs"
                                            || o.scheme == "auto"
                                            ? "adaptive" : "static"));
+    disc->SetAttribute("Trust", StringValue(o.trust));
     disc->SetAttribute("Thresholds", StringValue(thresholds));
     disc->SetAttribute("Percentiles",
                        StringValue(o.scheme == "auto" ? "auto"
@@ -1896,6 +2058,8 @@ main(int argc, char **argv)
     EcmpStats ecmp;
     std::string thresholds;
 
+    g_run.tag_messages = o.trust == "host";
+
     if (!star && n_hosts < 2) {
         Usage("the leaf-spine needs two hosts at least");
     }
@@ -2094,15 +2258,15 @@ main(int argc, char **argv)
             marks += qs.ecn_marks;
             queue_marks += (q ? "," : "") + std::to_string(qs.ecn_marks);
         }
-        printf("scheme=%s transport=%s hosts=%u rate_bps=%" PRIu64
+        printf("scheme=%s trust=%s transport=%s hosts=%u rate_bps=%" PRIu64
                " access_rate_bps=%" PRIu64 " max_rate_bps=%" PRIu64
                " load=%g buffer=%u ecn_threshold=%ld ecn_mode=%s seed=%"
                PRIu64
                " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
                "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
                " marks=%" PRIu64 " queue_marks=%s sim_s=%.3f wall_s=%.3f\n",
-               o.scheme.c_str(), o.transport.c_str(), o.hosts, o.rate_bps,
-               o.access_rate_bps, o.max_rate_bps, o.load,
+               o.scheme.c_str(), o.trust.c_str(), o.transport.c_str(),
+               o.hosts, o.rate_bps, o.access_rate_bps, o.max_rate_bps, o.load,
                o.buffer, o.ecn_threshold, o.ecn_mode.c_str(), o.seed,
                g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
                JoinThresholds(disc->Thresholds()).c_str(),
@@ -2127,15 +2291,16 @@ main(int argc, char **argv)
             spine_packets += (spine_packets.empty() ? "" : ",")
                              + std::to_string(n);
         }
-        printf("topology=leaf-spine scheme=%s transport=%s leaves=%u "
-               "spines=%u hosts_per_leaf=%u rate_bps=%" PRIu64
+        printf("topology=leaf-spine scheme=%s trust=%s transport=%s "
+               "leaves=%u spines=%u hosts_per_leaf=%u rate_bps=%" PRIu64
                " spine_rate_bps=%" PRIu64 " ecmp=%s load=%g buffer=%u "
                "ecn_threshold=%ld ecn_mode=%s seed=%" PRIu64 " flows=%u/%u "
                "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
                "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
                " host_drops=%" PRIu64 " ports=%zu spine_packets=%s multipath_flows=%u sim_s=%.3f "
                "wall_s=%.3f\n",
-               o.scheme.c_str(), o.transport.c_str(), o.leaves, o.spines,
+               o.scheme.c_str(), o.trust.c_str(), o.transport.c_str(),
+               o.leaves, o.spines,
                o.hosts_per_leaf, o.rate_bps, o.spine_rate_bps,
                o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold,
                o.ecn_mode.c_str(), o.seed, g_run.completed, o.flows,
