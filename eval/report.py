@@ -33,7 +33,6 @@ PNG plots beside them:
 import argparse
 import csv
 import json
-import random
 import re
 import statistics
 import sys
@@ -804,8 +803,8 @@ def seeds_section(runs):
     (eval/static_sweep.py mean_ci(): resampled within each seed), p99 where
     enough are pooled, else the maximum; the flows with a timeout (and of
     them the spurious ones, where logged) and the port's drops, summed."""
-    from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled,
-                                   ratio_ci, tail)
+    from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci,
+                                   pooled, ratio_ci, tail)
 
     groups = seed_groups(runs)
     if not groups:
@@ -819,8 +818,6 @@ def seeds_section(runs):
                 short[key][seed] = [int(r["fct_us"]) / 1000 for r in flows]
                 settled[key][seed] = [int(r["fct_us"]) / 1000 for r in flows
                                       if float(r["start_s"]) >= SETTLED_S]
-    rng, rng_ratio, rng_best = (random.Random(1), random.Random(1),
-                                random.Random(1))
     best = best_static(groups, short)
     lines = markdown.head(["experiment", "run", "seeds", "short flows",
                            "short mean (ms)", "95 % CI",
@@ -833,7 +830,7 @@ def seeds_section(runs):
         mine = short[exp, name]
         if not mine:
             continue
-        mean, (lo, hi) = mean_ci(mine, rng)
+        mean, (lo, hi) = mean_ci(mine, interval_rng("short", exp, name))
         meta = next(iter(by_seed.values())).meta
         base = None
         if exp == "pias" and meta.get("workload") in MISMATCHED:
@@ -847,18 +844,23 @@ def seeds_section(runs):
         if base == (exp, name):
             against = "(the reference)"
         elif short.get(base):
-            pct, (plo, phi) = ratio_ci(mine, short[base], rng_ratio)
+            pct, (plo, phi) = ratio_ci(mine, short[base],
+                                       interval_rng("short", exp, name,
+                                                    *base))
             against = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
         versus_best = versus_best_settled = "-"
         top = best.get((meta.get("workload"), meta.get("load")))
         if top == (exp, name):
             versus_best = versus_best_settled = "(the best static)"
         elif top and exp == "pias":
-            pct, (plo, phi) = ratio_ci(mine, short[top], rng_best)
+            pct, (plo, phi) = ratio_ci(mine, short[top],
+                                       interval_rng("short", exp, name,
+                                                    *top))
             versus_best = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
             if pooled(settled[exp, name]) and pooled(settled[top]):
                 pct, (plo, phi) = ratio_ci(settled[exp, name], settled[top],
-                                           rng_best)
+                                           interval_rng("settled", exp, name,
+                                                        *top))
                 versus_best_settled = (f"{pct:+.1f} % [{plo:+.1f}, "
                                        f"{phi:+.1f}]")
         stats = flow_stats([r for run in by_seed.values() for r in run.flows])
@@ -874,7 +876,10 @@ def seeds_section(runs):
     return ["## Seeds pooled", "",
             "Runs kept with several seeds (`eval/run.py --seeds N`): short "
             "flows (at most 100 kB) pooled over the seeds; the interval is a "
-            "95 % bootstrap of their mean, resampled within each seed; p99 "
+            "95 % bootstrap of their mean, resampled within each seed (each "
+            "interval from a random stream of its own, named by its run and "
+            "what it is compared with: a run added to a folder moves no "
+            "other run's interval); p99 "
             f"where at least {P99_MIN_FLOWS} are pooled, else their max; "
             "in the pias experiment the change of the short mean against "
             "PIAS with the thesis's mismatched thresholds at that workload "

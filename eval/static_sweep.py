@@ -97,6 +97,15 @@ def interval(samples):
     return s[int(0.025 * len(s))], s[int(0.975 * len(s)) - 1]
 
 
+def interval_rng(*what):
+    """The random stream of one interval's bootstrap, seeded by what the
+    interval is of (its class, scheme, point, reference): an interval then
+    depends on its own flows alone, and a report that gains or loses a row
+    keeps every other row's interval (one stream shared by the rows in turn
+    moved them all)."""
+    return random.Random("/".join(map(str, what)))
+
+
 def mean_ci(groups, rng):
     """(pooled mean, 95 % interval)."""
     return (statistics.mean(pooled(groups)),
@@ -119,7 +128,6 @@ def tail(values):
 
 
 def report(rows, args):
-    rng = random.Random(1)
     names = [name for name, _, _ in schemes(args.thresholds)]
     short = {n: by_seed(rows, n, SHORT) for n in names}
     steady = {n: by_seed(rows, n, SHORT, WARMUP_S) for n in names}
@@ -138,7 +146,8 @@ def report(rows, args):
            f"port; seeds {seeds[0]}–{seeds[-1]}, each scheme on the same "
            "arrivals for a seed. Means pooled over the seeds, with 95 % "
            f"bootstrap intervals ({BOOTSTRAP} resamples of the flows within "
-           f"each seed); p99 where a class has at least {P99_MIN_FLOWS} "
+           "each seed, from a random stream of each interval's own); p99 "
+           f"where a class has at least {P99_MIN_FLOWS} "
            "flows pooled, else the maximum.", "",
            "| scheme | short flows | short mean (ms) [95 % CI] | short "
            "p99 (ms) | short mean vs best static [95 % CI] | the same, "
@@ -148,11 +157,14 @@ def report(rows, args):
     for n in names:
         if not short[n]:
             continue
-        sm, (slo, shi) = mean_ci(short[n], rng)
-        lm, (llo, lhi) = mean_ci(long_[n], rng)
-        vb, (blo, bhi) = ratio_ci(short[n], short[best], rng)
-        vs, (vlo, vhi) = ratio_ci(steady[n], steady[best], rng)
-        vf, (flo, fhi) = ratio_ci(long_[n], long_["fifo"], rng)
+        sm, (slo, shi) = mean_ci(short[n], interval_rng("short", n))
+        lm, (llo, lhi) = mean_ci(long_[n], interval_rng("long", n))
+        vb, (blo, bhi) = ratio_ci(short[n], short[best],
+                                  interval_rng("short", n, best))
+        vs, (vlo, vhi) = ratio_ci(steady[n], steady[best],
+                                  interval_rng("steady", n, best))
+        vf, (flo, fhi) = ratio_ci(long_[n], long_["fifo"],
+                                  interval_rng("long", n, "fifo"))
         carried = statistics.mean({r["seed"]: r["carried_mbps"]
                                    for r in rows if r["scheme"] == n}
                                   .values())
