@@ -12,11 +12,14 @@ FOLDER/seeds.md (from its first '## ' heading on) by the report's section
 of that heading, keeping what precedes them (the commands that ran the
 runs); a new seeds.md gets the "Seeds pooled" section.  With --check it
 changes nothing and fails if a section differs; check does that for every
-folder of eval/results/ that has both files (make eval-report)."""
+folder of eval/results/ that has both files, and checks that the static
+sweep's reports kept there are what eval/static_sweep.py derives from the
+flows kept beside them (make eval-report)."""
 
 import argparse
 import gzip
 import re
+import shlex
 import sys
 import tarfile
 import tempfile
@@ -90,6 +93,24 @@ def derive(folder, check=False):
     return differ
 
 
+def static_sweeps_differ():
+    """The static sweep's reports kept in eval/results/ (static-sweep-*.md,
+    whose third line is the command that ran it) that
+    eval/static_sweep.py's report() no longer derives the same from the
+    flows kept beside them (the .csv.gz of the same name)."""
+    from eval import static_sweep
+
+    out = []
+    for md in sorted(RESULTS.glob("static-sweep-*.md")):
+        text = md.read_text()
+        command = text.splitlines()[2].strip("`")
+        args = static_sweep.parse_args(shlex.split(command)[3:])
+        rows = static_sweep.read_rows(md.with_suffix(".csv.gz"))
+        if static_sweep.report(rows, args) != text:
+            out.append(md.name)
+    return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -115,6 +136,11 @@ def main(argv):
             print(f"{folder.name}: " + (f"differs in {differ}" if differ
                                         else "derived again, the same"))
         failed |= bool(differ) and check
+    if args.cmd == "check":
+        differ = static_sweeps_differ()
+        print("static sweeps: " + (f"{differ} differ" if differ
+                                   else "derived again, the same"))
+        failed |= bool(differ)
     return 1 if failed else 0
 
 

@@ -178,7 +178,7 @@ def report(rows, args):
     return "\n".join(out) + "\n"
 
 
-def main(argv):
+def parse_args(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--flows", type=int, default=500)
@@ -187,7 +187,11 @@ def main(argv):
                     type=lambda s: [int(t) for t in s.split(",")])
     ap.add_argument("--out", default=str(REPO / "build" / "static-sweep"))
     ap.add_argument("--report", metavar="CSV")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
     if args.report:
         print(report(read_rows(args.report), args), end="")
         return
