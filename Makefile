@@ -240,6 +240,7 @@ eval: setup build
 
 eval-report: setup
 	$(VENV)/bin/python -m eval.kept check
+	$(VENV)/bin/python -m eval.doc_numbers
 	if [ -d $(B)/eval/runs ]; then \
 		$(VENV)/bin/python -m eval.report --out $(B)/eval; fi
 
