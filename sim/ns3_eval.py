@@ -129,17 +129,24 @@ def pooled_mean(rows, short):
                            if (r["size"] == SHORT) == short)
 
 
-def testbed_short_means():
-    """{ns-3 scheme name: the testbed's pooled short-flow mean (ms)}."""
+def testbed_short_fcts():
+    """{ns-3 scheme name: the testbed's short flows' FCTs (ms), pooled}."""
     rows = read_rows(TESTBED)
-    return {name: statistics.mean(pooled(by_seed(rows, tb, SHORT)))
+    return {name: pooled(by_seed(rows, tb, SHORT))
             for name, tb in TESTBED_NAMES.items()}
+
+
+def quantile(values, q):
+    """The nearest-rank 'q' quantile of 'values'."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def report(results, regime, testbed=None):
     """A markdown table of the runs in 'results' ({scheme: [summary per
-    seed]}), pooled over the seeds; and, with 'testbed' ({scheme: short
-    mean}), the cross-check against it."""
+    seed]}), pooled over the seeds; and, with 'testbed' ({scheme: its short
+    flows' FCTs}), the cross-check against it: the means, and where they
+    differ, the quantiles."""
     lines = [f"Micro benchmark on ns-3: {regime}.", "",
              "| scheme | short mean FCT (ms) | long mean FCT (ms) "
              "| final thresholds (bytes), by seed | flows completed |",
@@ -158,7 +165,9 @@ def report(results, regime, testbed=None):
                   f"{AGREE * 100:.0f} % of the testbed's short-flow mean:", "",
                   "| scheme | ns-3 short mean (ms) | testbed (ms) | ns-3 / "
                   "testbed | within 25 % |", "|---|---|---|---|---|"]
-        for name, tb in testbed.items():
+        means = {name: statistics.mean(fcts)
+                 for name, fcts in testbed.items()}
+        for name, tb in means.items():
             rows = [r for s in results[name] for r in s["rows"]]
             sim = pooled_mean(rows, True)
             lines.append(f"| {name} | {sim:.3f} | {tb:.3f} | "
@@ -167,12 +176,21 @@ def report(results, regime, testbed=None):
         sim_gain = {n: pooled_mean([r for s in results[n] for r in s["rows"]],
                                    True) for n in ("fifo", "awafs")}
         same = ((sim_gain["awafs"] < sim_gain["fifo"])
-                == (testbed["awafs"] < testbed["fifo"]))
+                == (means["awafs"] < means["fifo"]))
         lines += ["", "RefPct 10 against FIFO, short-flow mean: ns-3 "
                   f"{(sim_gain['awafs'] / sim_gain['fifo'] - 1) * 100:+.0f}"
                   " %, testbed "
-                  f"{(testbed['awafs'] / testbed['fifo'] - 1) * 100:+.0f} %"
-                  f" ({'the same direction' if same else 'opposite'})."]
+                  f"{(means['awafs'] / means['fifo'] - 1) * 100:+.0f} %"
+                  f" ({'the same direction' if same else 'opposite'}).", "",
+                  "Where the means differ: quantiles of the short flows' "
+                  "FCT (ms), ns-3 / testbed:", "",
+                  "| scheme | p25 | p50 | p90 | p99 |", "|---|---|---|---|---|"]
+        for name, fcts in testbed.items():
+            sim = [r["fct_ms"] for s in results[name] for r in s["rows"]
+                   if r["size"] == SHORT]
+            lines.append(f"| {name} | " + " | ".join(
+                f"{quantile(sim, q):.3f} / {quantile(fcts, q):.3f}"
+                for q in (0.25, 0.5, 0.9, 0.99)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -220,7 +238,7 @@ def main(argv=None):
               f"command: `{' '.join(map(str, [NS3.name, *common]))} "
               "--seed S --scheme ...`")
     # The testbed ran this regime: DCTCP, 100 Mbit/s shaped, 50 %.
-    testbed = (testbed_short_means()
+    testbed = (testbed_short_fcts()
                if (args.transport, args.max_rate, args.load)
                == ("dctcp", "100M", 0.5) else None)
     text = report(results, regime, testbed)
