@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from eval.static_sweep import by_seed, pooled, read_rows
-from testbed.micro import SHORT
+from testbed.micro import SHORT, percentile
 
 REPO = Path(__file__).resolve().parent.parent
 NS3 = REPO / "build" / "bin" / "awafs-ns3"
@@ -136,12 +136,6 @@ def testbed_short_fcts():
             for name, tb in TESTBED_NAMES.items()}
 
 
-def quantile(values, q):
-    """The nearest-rank 'q' quantile of 'values'."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def report(results, regime, testbed=None):
     """A markdown table of the runs in 'results' ({scheme: [summary per
     seed]}), pooled over the seeds; and, with 'testbed' ({scheme: its short
@@ -184,12 +178,13 @@ def report(results, regime, testbed=None):
                   f" ({'the same direction' if same else 'opposite'}).", "",
                   "Where the means differ: quantiles of the short flows' "
                   "FCT (ms), ns-3 / testbed:", "",
-                  "| scheme | p25 | p50 | p90 | p99 |", "|---|---|---|---|---|"]
+                  "| scheme | p25 | p50 | p90 | p99 |",
+                  "|---|---|---|---|---|"]
         for name, fcts in testbed.items():
             sim = [r["fct_ms"] for s in results[name] for r in s["rows"]
                    if r["size"] == SHORT]
             lines.append(f"| {name} | " + " | ".join(
-                f"{quantile(sim, q):.3f} / {quantile(fcts, q):.3f}"
+                f"{percentile(sim, q):.3f} / {percentile(fcts, q):.3f}"
                 for q in (0.25, 0.5, 0.9, 0.99)) + " |")
     return "\n".join(lines) + "\n"
 
