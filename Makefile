@@ -9,6 +9,7 @@
 #   make eval-smoke  the reduced micro benchmark of make check, alone
 #   make eval-sim  the micro benchmark on ns-3, the core on a simulated port
 #   make eval-sim-grid  AWAFS, PIAS, FIFO on ns-3's leaf-spine (resumable)
+#   make eval-sim-tfs  TFS's fat-tree and queries on ns-3 (resumable)
 #   make demo    setup + build + the main job
 #   make bench   setup + build + benchmarks (report in build/bench/)
 #   make fuzz    every fuzz target for 10 M inputs, from tests/fuzz/corpus/
@@ -77,8 +78,8 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
-	eval-smoke eval-sim eval-sim-grid demo bench fuzz soak check-ovs clean controller \
-	upstream-series deb check-deb ns3
+	eval-smoke eval-sim eval-sim-grid eval-sim-tfs demo bench fuzz soak \
+	check-ovs clean controller upstream-series deb check-deb ns3
 
 all build: ovs core host-agent controller ns3
 
@@ -262,6 +263,12 @@ GRID_FLOWS ?= 10000
 eval-sim-grid: setup $(BIN)/awafs-ns3
 	$(VENV)/bin/python -m sim.ns3_grid --out $(B)/eval-sim-grid \
 		--flows $(GRID_FLOWS)
+
+# TFS's packet-level simulation (seed 004, sim/ns3_tfs.py): a k = 6
+# fat-tree, queries beside background flows, FIFO, acks-first, TFS, TFS+,
+# five seeds; resumable; build/eval-sim-tfs/summary.md.
+eval-sim-tfs: setup $(BIN)/awafs-ns3
+	$(VENV)/bin/python -m sim.ns3_tfs --out $(B)/eval-sim-tfs
 
 demo: setup build
 	$(VENV)/bin/python -m demo.awafs_demo

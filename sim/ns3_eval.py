@@ -70,10 +70,9 @@ def run_ns3(*args, flows_csv=None, trace_csv=None, check=True,
             timeout=600):
     """Runs awafs-ns3 with 'args'; returns its summary (parse_summary())
     with 'rows' (the flows: dicts of id, size, start_s, fct_ms or None,
-    sender, receiver on the leaf-spine, and part with a second workload)
-    and 'trace' (the rounds:
-    time_s, version, window, load, thr as a list) when their files are
-    given."""
+    sender, receiver on a fabric, part with a second workload, query and
+    tardy with queries) and 'trace' (the rounds: time_s, version, window,
+    load, thr as a list) when their files are given."""
     cmd = [str(NS3), *map(str, args)]
     if flows_csv:
         cmd += ["--flows-csv", str(flows_csv)]
@@ -106,9 +105,11 @@ def read_flows(path):
     for r in rows:
         r["id"], r["size"] = int(r["id"]), int(r["size"])
         r["sender"] = int(r["sender"])
-        for key in ("receiver", "part"):
+        for key in ("receiver", "part", "tardy"):
             if key in r:
                 r[key] = int(r[key])
+        if "query" in r:
+            r["query"] = int(r["query"]) if r["query"] else None
         r["start_s"] = float(r["start_s"])
         r["fct_ms"] = float(r["fct_ms"]) if r["fct_ms"] else None
     return rows

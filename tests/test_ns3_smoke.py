@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from sim.ns3_eval import NS3, SCHEMES, run_ns3
+from sim.ns3_tfs import BACKGROUND
 from testbed.workload import load_cdf, workloads_dir
 
 FLOWS = 200
@@ -524,7 +525,7 @@ def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
     (["--leaves", "3"], "--leaves is not an option of the star"),
     (["--topology", "leaf-spine", "--hosts", "3"],
      "--hosts is not an option of the leaf-spine"),
-    (["--scheme", "srpt"], "srpt: leaf-spine only"),
+    (["--scheme", "srpt"], "srpt: leaf-spine or fat-tree only"),
     (["--topology", "leaf-spine", "--scheme", "pias"], "needs --thresholds"),
     (["--topology", "leaf-spine", "--ecmp", "spray"], "--ecmp"),
     (["--topology", "ring"], "--topology"),
@@ -538,9 +539,130 @@ def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
       str(workloads_dir() / "hadoop.cdf"), "--then-workload",
       str(workloads_dir() / "cache.cdf"), "--pair-workload",
       str(workloads_dir() / "cache.cdf")], "not both"),
+    (["--queries", "5"], "--queries is not an option of the star"),
+    (["--topology", "fat-tree", "--queries", "5"], "--queries needs "
+     "--workload"),
+    (["--topology", "fat-tree", "--queries", "5", "--flows", "5",
+      "--workload", str(workloads_dir() / "hadoop.cdf")], "--flows: with "
+     "--queries"),
+    (["--topology", "fat-tree", "--k", "5"], "--k must be even"),
+    (["--topology", "fat-tree", "--k", "2", "--queries", "5",
+      "--workload", str(workloads_dir() / "hadoop.cdf")],
+     "--query-fanout must be below the number of hosts"),
+    (["--topology", "fat-tree", "--query-fanout", "3"],
+     "--query-fanout needs --queries"),
+    (["--topology", "fat-tree", "--leaves", "3"],
+     "--leaves is not an option of the fat-tree"),
+    (["--tardy", "tfs", "--trust", "host"], "--tardy: the flow table"),
+    (["--tardy", "tfs", "--topology", "fat-tree", "--scheme", "srpt"],
+     "--tardy: the flow table"),
+    (["--tardy", "sometimes"], "--tardy must be off, tfs or tfs+"),
 ])
-def test_a_bad_leaf_spine_argument_is_refused(args, says):
+def test_a_bad_fabric_argument_is_refused(args, says):
     proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,
                           timeout=30)
     assert proc.returncode == 2, proc
     assert proc.stdout == "" and says in proc.stderr
+
+
+# TFS's set-up (sim/ns3_tfs.py), small: a k = 4 fat-tree (16 hosts, 20
+# switches), shallow buffers, queries of 10 answers beside background
+# flows.
+FAT_TREE = ["--topology", "fat-tree", "--k", 4, "--buffer", 15,
+            "--nic-buffer", 1000, "--syn-rto-ms", 200,
+            "--workload", BACKGROUND, "--queries", 60, "--seed", 3]
+FT_SCHEMES = {
+    "fifo": ["--scheme", "fifo"],
+    "acks-first": ["--scheme", "static", "--thresholds", 0],
+    "tfs": ["--scheme", "static", "--thresholds", 0, "--tardy", "tfs"],
+}
+
+
+@pytest.fixture(scope="module")
+def ft_runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ns3-ft")
+    return {name: run_ns3(*FAT_TREE, *args, flows_csv=out / f"{name}.csv")
+            for name, args in FT_SCHEMES.items()}
+
+
+def query_times(rows):
+    """{query: (its size, its answers' senders, receivers, and the slowest
+    answer's FCT)}."""
+    q = {}
+    for r in rows:
+        if r["query"] is not None:
+            size, senders, receivers, ms = q.get(r["query"],
+                                                 (0, [], set(), 0))
+            q[r["query"]] = (size + r["size"], senders + [r["sender"]],
+                             receivers | {r["receiver"]},
+                             max(ms, r["fct_ms"]))
+    return q
+
+
+@pytest.mark.parametrize("scheme", list(FT_SCHEMES))
+def test_fat_tree_queries_are_answered_by_ten_hosts(ft_runs, scheme):
+    """Every query: 10 answers from 10 distinct hosts to one aggregator,
+    not one of them, summing to 20 or 80 kB; the summary's mean response
+    time per size is the slowest answer's, as the flows give it."""
+    r = ft_runs[scheme]
+    assert r["returncode"] == 0
+    # 16 ports toward hosts, 16 x 2 between edges and aggregation
+    # switches, 16 x 2 between aggregation switches and cores.
+    assert r["ports"] == 80 and r["queries"] == "60/60"
+    q = query_times(r["rows"])
+    assert sorted(q) == list(range(60))
+    for size, senders, receivers, _ in q.values():
+        assert size in (20000, 80000)
+        assert len(senders) == len(set(senders)) == 10
+        assert len(receivers) == 1 and not receivers & set(senders)
+    means = dict(cell.split(":") for cell in r["query_mean_ms"].split(","))
+    for size, mean in means.items():
+        ms = [t for s, _, _, t in q.values() if s == int(size)]
+        assert float(mean) == pytest.approx(sum(ms) / len(ms), abs=1e-3)
+    # Background flows between the queries, from the CDF's sizes.
+    background = [row for row in r["rows"] if row["query"] is None]
+    assert background
+    assert all(65536 <= row["size"] <= 33554432 for row in background)
+    # Every core carries packets; each flow direction stays on one.
+    assert all(n > 0 for n in spine_packets(r))
+    assert r["multipath_flows"] == 0
+
+
+def test_fat_tree_schemes_see_the_same_traffic(ft_runs):
+    arrivals = {name: [(row["size"], row["start_s"], row["sender"],
+                        row["receiver"], row["query"]) for row in r["rows"]]
+                for name, r in ft_runs.items()}
+    assert arrivals["fifo"] == arrivals["acks-first"] == arrivals["tfs"]
+
+
+def test_tfs_puts_the_tardy_flows_first(ft_runs):
+    """The shallow buffers drop, senders retransmit (tardy flows), and only
+    with --tardy tfs do the switches' flow tables send segments to queue 0
+    for it."""
+    for name, r in ft_runs.items():
+        assert r["drops"] > 0, name
+        assert r["tardy_flows"] == sum(row["tardy"] for row in r["rows"])
+        assert r["tardy_flows"] > 0, name
+    assert ft_runs["tfs"]["tardy_packets"] > 0
+    assert ft_runs["acks-first"]["tardy_packets"] == 0
+    assert ft_runs["fifo"]["tardy_packets"] == 0
+
+
+def test_the_tfs_driver_keeps_its_runs_and_sums_them_up(tmp_path):
+    """sim/ns3_tfs.py: a run per scheme and seed, kept with checksums, and
+    a row per query size and scheme; a second call runs nothing again."""
+    from sim import ns3_tfs
+
+    args = ["--out", tmp_path, "--queries", 20, "--seeds", 1,
+            "--schemes", "fifo,tfs", "--warmup-s", 0]
+    ns3_tfs.main(list(map(str, args)))
+    text = (tmp_path / "summary.md").read_text()
+    for size in (20, 80):
+        assert f"| {size} KB | fifo | 1 |" in text
+        assert f"| {size} KB | tfs | 1 |" in text
+    sums = (tmp_path / "flows.sha256").read_text().split("\n")
+    assert [line.split()[1] for line in sums if line] == [
+        "fifo-seed1.csv", "tfs-seed1.csv"]
+    before = (tmp_path / "fifo-seed1.txt").stat().st_mtime_ns
+    ns3_tfs.main(list(map(str, args)))
+    assert (tmp_path / "fifo-seed1.txt").stat().st_mtime_ns == before

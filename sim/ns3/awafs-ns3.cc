@@ -212,6 +212,8 @@ class AwafsQueueDisc : public QueueDisc
     bool m_ecnPerQueue;
     uint32_t m_flowTableSize;
     uint32_t m_idleUs;
+    std::string m_tardy;
+    uint64_t m_tardyLimit;
     DataRate m_linkRate;
     DataRate m_maxRate;
     uint64_t m_seed;
@@ -223,6 +225,7 @@ class AwafsQueueDisc : public QueueDisc
     struct awafs_flowtab *m_flows;
     struct awafs_sched *m_sched;
     bool m_trustHost;                   /* Trust is "host". */
+    uint64_t m_tardyBytes;              /* awafs_flowtab_set_tardy()'s. */
     struct awafs_tb m_byteFree;
     struct awafs_tb m_shaper;           /* With MaxRate. */
     EventId m_wakeEvent;                /* Dequeue when it has credit. */
@@ -316,6 +319,17 @@ AwafsQueueDisc::GetTypeId()
                           UintegerValue(50000),
                           MakeUintegerAccessor(&AwafsQueueDisc::m_idleUs),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Tardy",
+                          "off, tfs (the segments of a message that sent "
+                          "data again go to queue 0) or tfs+ (while its "
+                          "message has sent less than TardyLimit bytes).",
+                          StringValue("off"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_tardy),
+                          MakeStringChecker())
+            .AddAttribute("TardyLimit", "TFS+'s limit, bytes.",
+                          UintegerValue(100000),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_tardyLimit),
+                          MakeUintegerChecker<uint64_t>())
             .AddAttribute("LinkRate", "The port's rate (load, byte-free "
                           "budget).",
                           DataRateValue(DataRate("100Mbps")),
@@ -341,6 +355,7 @@ AwafsQueueDisc::AwafsQueueDisc()
       m_flows(nullptr),
       m_sched(nullptr),
       m_trustHost(false),
+      m_tardyBytes(0),
       m_completions(0),
       m_byteFreeOver(0)
 {
@@ -378,6 +393,19 @@ AwafsQueueDisc::ConfigError()
         return "trust must be switch or host";
     }
     m_trustHost = m_trust == "host";
+    /* As the switch's tardy and tardy-limit (awafs_tardy_limit()). */
+    if (m_tardy != "off" && m_tardy != "tfs" && m_tardy != "tfs+") {
+        return "tardy must be off, tfs or tfs+";
+    }
+    if (m_tardy != "off" && m_trustHost) {
+        return "tardy needs trust=switch: the flow table counts what is "
+               "sent again";
+    }
+    if (m_tardy == "tfs+" && !m_tardyLimit) {
+        return "the tardy limit must be positive";
+    }
+    m_tardyBytes = (m_tardy == "tfs" ? UINT64_MAX
+                    : m_tardy == "tfs+" ? m_tardyLimit : 0);
     if (!ParseList(m_thresholds, &thr) || thr.size() != m_queues - 1) {
         return "thresholds: " + std::to_string(m_queues) + " queues take "
                + Values(m_queues - 1) + " in bytes, not '" + m_thresholds
@@ -465,6 +493,7 @@ AwafsQueueDisc::InitializeParams()
     NS_ABORT_MSG_IF(!m_adapt || !m_flows || !m_sched,
                     "AwafsQueueDisc: out of memory");
     m_ring = awafs_adapt_ring(m_adapt);
+    awafs_flowtab_set_tardy(m_flows, m_tardyBytes);
     awafs_adapt_current(m_adapt, &m_thr);
     if (m_ecnThreshold) {
         awafs_sched_set_ecn(m_sched, m_ecnThreshold, m_ecnPerQueue);
@@ -990,10 +1019,10 @@ SrptQueueDisc::DoDequeue()
     return item;
 }
 
-/* ---- Leaf-spine routing ------------------------------------------------ */
+/* ---- Routing in a leaf-spine or fat-tree ------------------------------- */
 
-/* What the spines saw, for the summary: packets per spine, and the spines
- * each flow direction (five-tuple) crossed. */
+/* What the top switches (spines, cores) saw, for the summary: packets per
+ * switch, and the top switches each flow direction (five-tuple) crossed. */
 struct EcmpStats {
     std::vector<uint64_t> spine_packets;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> spines_of;
@@ -1005,7 +1034,7 @@ struct EcmpStats {
             |= 1u << spine;
     }
 
-    /* Flow directions whose packets crossed more than one spine. */
+    /* Flow directions whose packets crossed more than one top switch. */
     uint32_t Multipath() const
     {
         uint32_t n = 0;
@@ -1017,31 +1046,38 @@ struct EcmpStats {
     }
 };
 
-/* The forwarding of one switch of the leaf-spine.  Host i of leaf l is
- * 10.l.i.1.  A leaf sends a packet for one of its hosts down that host's
- * link, and any other up to a spine: chosen by a hash of the packet's
- * five-tuple, salted per leaf, so that every packet of a flow direction
- * takes one path (per-flow ECMP), or at random per packet (--ecmp packet,
- * packet spraying: ns-3's global routing offers only this, its
- * RandomEcmpRouting, which reorders TCP's segments).  A spine sends it down
- * to its destination's leaf. */
-class LeafSpineRouting : public Ipv4RoutingProtocol
+/* The forwarding of one switch of a Clos fabric: a leaf-spine (edges and
+ * cores) or a three-tier fat-tree (edges, aggregation switches, cores).
+ * Host h of edge e in pod p is 10.p.(e * per_edge + h).1 (in the
+ * leaf-spine, a pod is a leaf, with one edge).  An edge switch sends a
+ * packet for one of its hosts down that host's link, and any other up; an
+ * aggregation switch sends a packet for its pod down to its edge, and any
+ * other up; a core sends it down to its destination's pod.  Up is chosen by
+ * a hash of the packet's five-tuple, salted per switch, so that every
+ * packet of a flow direction takes one path (per-flow ECMP), or at random
+ * per packet (--ecmp packet, packet spraying: ns-3's global routing offers
+ * only this, its RandomEcmpRouting, which reorders TCP's segments). */
+class ClosRouting : public Ipv4RoutingProtocol
 {
   public:
+    enum Role { EDGE, AGG, CORE };
     struct Port {
         uint32_t iface;
         Ipv4Address next;           /* The neighbour on that link. */
     };
 
     static TypeId GetTypeId();
-    /* A leaf ('spine' false) or spine numbered 'index'. */
-    LeafSpineRouting(bool spine, uint32_t index, bool per_packet,
-                     uint32_t salt, EcmpStats *stats)
-        : m_spine(spine), m_index(index), m_perPacket(per_packet),
-          m_salt(salt), m_rng(salt), m_stats(stats) {}
+    /* An edge switch 'index' of pod 'pod' (of 'per_edge' hosts), an
+     * aggregation switch of pod 'pod', or core 'index'. */
+    ClosRouting(Role role, uint32_t pod, uint32_t index, uint32_t per_edge,
+                bool per_packet, uint32_t salt, EcmpStats *stats)
+        : m_role(role), m_pod(pod), m_index(index), m_perEdge(per_edge),
+          m_perPacket(per_packet), m_salt(salt), m_rng(salt),
+          m_stats(stats) {}
 
-    std::vector<Port> down;         /* Leaf: by host.  Spine: by leaf. */
-    std::vector<Port> up;           /* Leaf: by spine. */
+    std::vector<Port> down;         /* Edge: by host.  Aggregation: by edge.
+                                     * Core: by pod. */
+    std::vector<Port> up;
 
     Ptr<Ipv4Route> RouteOutput(Ptr<Packet>, const Ipv4Header &,
                                Ptr<NetDevice>,
@@ -1063,16 +1099,20 @@ class LeafSpineRouting : public Ipv4RoutingProtocol
     void PrintRoutingTable(Ptr<OutputStreamWrapper> stream,
                            Time::Unit) const override
     {
-        *stream->GetStream() << (m_spine ? "spine " : "leaf ") << m_index
-                             << ": " << down.size() << " down, " << up.size()
-                             << " up (per-flow ECMP)\n";
+        static const char *names[] = {"edge", "aggregation", "core"};
+
+        *stream->GetStream() << names[m_role] << " " << m_pod << "/"
+                             << m_index << ": " << down.size() << " down, "
+                             << up.size() << " up (per-flow ECMP)\n";
     }
 
   private:
     uint32_t Uplink(const FiveTuple &t);
 
-    bool m_spine;
+    Role m_role;
+    uint32_t m_pod;
     uint32_t m_index;
+    uint32_t m_perEdge;
     bool m_perPacket;
     uint32_t m_salt;
     std::mt19937 m_rng;
@@ -1081,16 +1121,16 @@ class LeafSpineRouting : public Ipv4RoutingProtocol
 };
 
 TypeId
-LeafSpineRouting::GetTypeId()
+ClosRouting::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::LeafSpineRouting")
+    static TypeId tid = TypeId("ns3::ClosRouting")
                             .SetParent<Ipv4RoutingProtocol>()
                             .SetGroupName("Internet");
     return tid;
 }
 
 uint32_t
-LeafSpineRouting::Uplink(const FiveTuple &t)
+ClosRouting::Uplink(const FiveTuple &t)
 {
     uint8_t key[17];
 
@@ -1107,30 +1147,39 @@ LeafSpineRouting::Uplink(const FiveTuple &t)
 }
 
 bool
-LeafSpineRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header &ip,
-                             Ptr<const NetDevice>, UnicastForwardCallback ucb,
-                             MulticastForwardCallback, LocalDeliverCallback,
-                             ErrorCallback)
+ClosRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header &ip,
+                        Ptr<const NetDevice>, UnicastForwardCallback ucb,
+                        MulticastForwardCallback, LocalDeliverCallback,
+                        ErrorCallback)
 {
     uint8_t a[4];
-    const Port *port;
+    uint32_t i;
+    const Port *port = nullptr;
 
     /* Ipv4ListRouting delivered the packets addressed to this node. */
     ip.GetDestination().Serialize(a);
     if (a[0] != 10) {
         return false;
     }
-    if (m_spine) {
-        if (a[1] >= down.size()) {
-            return false;
-        }
-        port = &down[a[1]];
+    switch (m_role) {
+    case CORE:
         m_stats->Count(m_index, TupleOf(ip, p));
-    } else if (a[1] == m_index) {
-        if (a[2] >= down.size()) {
+        i = a[1];
+        break;
+    case AGG:
+        i = a[1] == m_pod ? a[2] / m_perEdge : UINT32_MAX;
+        break;
+    case EDGE:
+    default:
+        i = (a[1] == m_pod && a[2] / m_perEdge == m_index
+             ? a[2] % m_perEdge : UINT32_MAX);
+        break;
+    }
+    if (i != UINT32_MAX) {
+        if (i >= down.size()) {
             return false;
         }
-        port = &down[a[2]];
+        port = &down[i];
     } else if (up.empty()) {
         return false;
     } else {
@@ -1158,6 +1207,7 @@ struct Options {
     uint32_t leaves = 9;
     uint32_t spines = 4;
     uint32_t hosts_per_leaf = 16;
+    uint32_t k = 6;
     uint64_t rate_bps = 0;              /* Default: 100M star, 10G leaf-spine. */
     uint64_t access_rate_bps = 0;       /* Default: 10 x rate_bps. */
     uint64_t max_rate_bps = 0;          /* 0: rate_bps paces the port. */
@@ -1175,13 +1225,21 @@ struct Options {
     uint32_t min_samples = 10;
     std::string window_type = "histogram";
     uint32_t buffer = 1024;
+    uint32_t nic_buffer = 0;            /* Default: buffer. */
     long ecn_threshold = -1;            /* Default: 20 with DCTCP, else 0. */
     std::string ecn_mode = "port";
     uint32_t flow_table_size = 4096;
     double min_rto_ms = 200;
+    double syn_rto_ms = 3000;           /* ns-3's ConnTimeout. */
     std::string workload;               /* A CDF file; "": the micro mix. */
     std::string then_workload;          /* A CDF: the second half's. */
     std::string pair_workload;          /* A CDF: higher to lower host's. */
+    uint32_t queries = 0;               /* Partition-aggregate queries. */
+    std::string query_sizes = "20000,80000";
+    uint32_t query_fanout = 10;
+    double query_load = 0.1;
+    std::string tardy = "off";
+    uint64_t tardy_limit = 100000;
     std::string flows_csv;
     std::string trace_csv;
 };
@@ -1192,11 +1250,13 @@ const char USAGE[] =
     "arrivals) from H senders to one receiver through one switch whose port\n"
     "towards the receiver runs the AWAFS core (--trust); or its large-\n"
     "scale scenario, all-to-all on a leaf-spine whose every switch port runs\n"
-    "its own instance of the core.\n"
+    "its own instance of the core; or TFS's, a fat-tree with partition-\n"
+    "aggregate queries (--queries).\n"
     "\n"
-    "  --topology T       star | leaf-spine (star)\n"
+    "  --topology T       star | leaf-spine | fat-tree (star)\n"
     "  --scheme S         fifo | static | pias | awafs | auto, or srpt\n"
-    "                     (leaf-spine: the ideal lower bound) (awafs)\n"
+    "                     (leaf-spine, fat-tree: the ideal lower bound)\n"
+    "                     (awafs)\n"
     "  --trust T          switch: each AWAFS port counts every flow's bytes\n"
     "                     and messages in its flow table; host: the senders'\n"
     "                     header (docs/header.md), written from a byte tag\n"
@@ -1208,11 +1268,14 @@ const char USAGE[] =
     "  --spines S         leaf-spine: spines, 1..32 (4)\n"
     "  --hosts-per-leaf H leaf-spine: hosts on each leaf, 1..250 (16)\n"
     "  --spine-rate R     leaf-spine: each leaf-spine link (40G)\n"
-    "  --ecmp E           leaf-spine: flow (a hash of the five-tuple picks a\n"
-    "                     flow's spine) | packet (at random per packet) (flow)\n"
+    "  --k K              fat-tree: pods, an even number 2..10: K^3/4\n"
+    "                     hosts (6: 54, TFS's)\n"
+    "  --ecmp E           leaf-spine, fat-tree: flow (a hash of the five-\n"
+    "                     tuple picks a flow's path up) | packet (at random\n"
+    "                     per packet) (flow)\n"
     "  --rate R           star: the receiver's link; leaf-spine: every host's\n"
-    "                     link; bit/s: 100M, 10G, 1e9 (star 100M, leaf-spine\n"
-    "                     10G)\n"
+    "                     link; fat-tree: every link; bit/s: 100M, 10G, 1e9\n"
+    "                     (star 100M, else 10G)\n"
     "  --access-rate R    the senders' links (10 x --rate): the switch's port\n"
     "                     toward the receiver is the one bottleneck\n"
     "  --max-rate R       shape that port as the switch's max-rate does\n"
@@ -1220,9 +1283,10 @@ const char USAGE[] =
     "                     of this rate (0: none)\n"
     "  --delay-us D       every link's propagation delay (star 10,\n"
     "                     leaf-spine 10.65: the thesis's 85.2 us base RTT\n"
-    "                     over 8 links)\n"
+    "                     over 8 links; fat-tree 20: TFS's 240 us over the\n"
+    "                     12 links between pods)\n"
     "  --load L           offered load, in (0, 1), of the star's bottleneck or\n"
-    "                     of the leaf-spine's host links (0.5)\n"
+    "                     of the fabric's host links (0.5)\n"
     "  --flows N          flows to run (1000)\n"
     "  --workload FILE    flow sizes from a CDF (lines 'size probability',\n"
     "                     # comments; ../shared/workloads/*.cdf), linear\n"
@@ -1231,10 +1295,19 @@ const char USAGE[] =
     "  --then-workload FILE  with --workload: the second half of the flows\n"
     "                     from this CDF instead, at the same load (the\n"
     "                     thesis's 5.4: data mining, then web search)\n"
-    "  --pair-workload FILE  leaf-spine, with --workload: the flows from a\n"
-    "                     higher- to a lower-numbered host from this CDF\n"
-    "                     instead (5.6: web search between hosts i < j, data\n"
-    "                     mining otherwise)\n"
+    "  --pair-workload FILE  leaf-spine, fat-tree, with --workload: the\n"
+    "                     flows from a higher- to a lower-numbered host from\n"
+    "                     this CDF instead (5.6: web search between hosts\n"
+    "                     i < j, data mining otherwise)\n"
+    "  --queries N        fat-tree: N partition-aggregate queries (TFS's),\n"
+    "                     Poisson at --query-load of the host links: an\n"
+    "                     aggregator and --query-fanout other hosts, each\n"
+    "                     sending it a flow of 1/fanout of a size from\n"
+    "                     --query-sizes (20000,80000, equally likely), at\n"
+    "                     once; beside them --workload's flows at --load\n"
+    "                     until the last query (instead of --flows)\n"
+    "  --query-fanout F   hosts that answer a query, 1..64 (10)\n"
+    "  --query-load L     the queries' share of the host links (0.1)\n"
     "  --seed N           arrivals, sizes, senders and hash keys (1)\n"
     "  --queues K         strict-priority queues, 2..8 (2)\n"
     "  --thresholds LIST  K-1 bytes: fixed (static, pias: no default) or\n"
@@ -1245,18 +1318,28 @@ const char USAGE[] =
     "  --min-samples N    completions before an update (10)\n"
     "  --window-type T    histogram | exact (histogram)\n"
     "  --buffer N         packets held at the port (1024)\n"
+    "  --nic-buffer N     leaf-spine, fat-tree: packets held at a host's NIC\n"
+    "                     (--buffer)\n"
+    "  --tardy T          off | tfs | tfs+: a flow that sent data again goes\n"
+    "                     to queue 0 (TFS), or while under --tardy-limit\n"
+    "                     bytes (TFS+), as the switch's tardy (off)\n"
+    "  --tardy-limit N    TFS+'s limit, bytes (100000)\n"
     "  --ecn-threshold N  CE-mark above N packets queued, 0 off (with DCTCP\n"
     "                     20 on the star, 65 on the leaf-spine; else 0)\n"
     "  --ecn-mode M       port | queue: what the ECN threshold counts at an\n"
     "                     AWAFS port, as the switch's ecn-mode (port)\n"
     "  --flow-table-size N  flows the switch counts at once (4096)\n"
     "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
+    "  --syn-rto-ms N     the wait before a SYN is sent again (3000, ns-3's;\n"
+    "                     Linux's is 1000)\n"
     "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender (and\n"
-    "                     receiver on the leaf-spine; and part, 0 or 1, the\n"
-    "                     workload it is from, with a second workload)\n"
+    "                     receiver on a fabric; part, 0 or 1, the workload\n"
+    "                     it is from, with a second workload; with queries,\n"
+    "                     query, its query's number or empty, and tardy, 1\n"
+    "                     if its sender retransmitted)\n"
     "  --trace-csv FILE   every recalculation round: time_s,version,window,\n"
-    "                     load,thr1[,thr2...] (leaf-spine: of leaf 0's port\n"
-    "                     toward host 0)\n"
+    "                     load,thr1[,thr2...] (a fabric: of its first edge\n"
+    "                     switch's port toward host 0)\n"
     "\n"
     "Prints one line: the scheme, flows completed, short and long mean FCT,\n"
     "the final thresholds, simulated and wall seconds.  Exit status 2 on a\n"
@@ -1391,9 +1474,10 @@ ParseOptions(int argc, char **argv)
         }
 
         if (name == "topology") {
-            if (value != "star" && value != "leaf-spine") {
-                Usage("--topology must be star or leaf-spine, not '" + value
-                      + "'");
+            if (value != "star" && value != "leaf-spine"
+                && value != "fat-tree") {
+                Usage("--topology must be star, leaf-spine or fat-tree, not '"
+                      + value + "'");
             }
             o.topology = value;
         } else if (name == "scheme") {
@@ -1431,6 +1515,11 @@ ParseOptions(int argc, char **argv)
             o.spines = ParseUint(name, value, 1, 32);
         } else if (name == "hosts-per-leaf") {
             o.hosts_per_leaf = ParseUint(name, value, 1, 250);
+        } else if (name == "k") {
+            o.k = ParseUint(name, value, 2, 10);
+            if (o.k % 2) {
+                Usage("--k must be even, not " + value);
+            }
         } else if (name == "spine-rate") {
             o.spine_rate_bps = ParseRate(name, value);
         } else if (name == "ecmp") {
@@ -1468,6 +1557,23 @@ ParseOptions(int argc, char **argv)
             o.window_type = value;
         } else if (name == "buffer") {
             o.buffer = ParseKey(name, value);
+        } else if (name == "nic-buffer") {
+            o.nic_buffer = ParseKey("buffer", value);
+        } else if (name == "tardy") {
+            if (value != "off" && value != "tfs" && value != "tfs+") {
+                Usage("--tardy must be off, tfs or tfs+, not '" + value + "'");
+            }
+            o.tardy = value;
+        } else if (name == "tardy-limit") {
+            o.tardy_limit = ParseKey(name, value);
+        } else if (name == "queries") {
+            o.queries = ParseUint(name, value, 1, 10000000);
+        } else if (name == "query-sizes") {
+            o.query_sizes = value;
+        } else if (name == "query-fanout") {
+            o.query_fanout = ParseUint(name, value, 1, 64);
+        } else if (name == "query-load") {
+            o.query_load = ParseDouble(name, value, 0, 1, true);
         } else if (name == "ecn-threshold") {
             o.ecn_threshold = ParseKey(name, value);
         } else if (name == "ecn-mode") {
@@ -1479,6 +1585,8 @@ ParseOptions(int argc, char **argv)
             o.flow_table_size = ParseKey(name, value);
         } else if (name == "min-rto-ms") {
             o.min_rto_ms = ParseDouble(name, value, 1, 60000, false);
+        } else if (name == "syn-rto-ms") {
+            o.syn_rto_ms = ParseDouble(name, value, 1, 60000, false);
         } else if (name == "workload") {
             o.workload = value;
         } else if (name == "then-workload") {
@@ -1495,18 +1603,69 @@ ParseOptions(int argc, char **argv)
         given.push_back(name);
     }
     bool star = o.topology == "star";
+    bool fat_tree = o.topology == "fat-tree";
     for (const std::string &name : given) {
-        static const std::vector<std::string> star_only = {
-            "hosts", "access-rate", "max-rate"};
-        static const std::vector<std::string> leaf_spine_only = {
-            "leaves", "spines", "hosts-per-leaf", "spine-rate", "ecmp",
-            "pair-workload"};
+        /* Each option that not every topology has: those that have it. */
+        static const std::map<std::string, std::vector<std::string>> only = {
+            {"hosts", {"star"}},
+            {"access-rate", {"star"}},
+            {"max-rate", {"star"}},
+            {"leaves", {"leaf-spine"}},
+            {"spines", {"leaf-spine"}},
+            {"hosts-per-leaf", {"leaf-spine"}},
+            {"spine-rate", {"leaf-spine"}},
+            {"k", {"fat-tree"}},
+            {"queries", {"fat-tree"}},
+            {"query-sizes", {"fat-tree"}},
+            {"query-fanout", {"fat-tree"}},
+            {"query-load", {"fat-tree"}},
+            {"ecmp", {"leaf-spine", "fat-tree"}},
+            {"pair-workload", {"leaf-spine", "fat-tree"}},
+            {"nic-buffer", {"leaf-spine", "fat-tree"}},
+        };
+        auto it = only.find(name);
 
-        for (const std::string &n : star ? leaf_spine_only : star_only) {
-            if (name == n) {
-                Usage("--" + name + " is not an option of the " + o.topology);
+        if (it != only.end()
+            && std::find(it->second.begin(), it->second.end(), o.topology)
+               == it->second.end()) {
+            Usage("--" + name + " is not an option of the " + o.topology);
+        }
+    }
+    if (o.queries) {
+        std::vector<double> sizes;
+
+        if (std::find(given.begin(), given.end(), "flows") != given.end()) {
+            Usage("--flows: with --queries, --workload's flows run until "
+                  "the last query");
+        }
+        if (o.workload.empty() || !o.then_workload.empty()
+            || !o.pair_workload.empty()) {
+            Usage("--queries needs --workload (one), the traffic beside "
+                  "them");
+        }
+        if (!ParseList(o.query_sizes, &sizes)) {
+            Usage("--query-sizes: a list of bytes, not '" + o.query_sizes
+                  + "'");
+        }
+        for (double v : sizes) {
+            if (v < o.query_fanout || v > 1e9 || v != floor(v)) {
+                Usage("--query-sizes: whole bytes from --query-fanout to "
+                      "1e9, not '" + o.query_sizes + "'");
             }
         }
+        if (o.query_fanout >= o.k * o.k * o.k / 4) {
+            Usage("--query-fanout must be below the number of hosts");
+        }
+    } else {
+        for (const char *q : {"query-sizes", "query-fanout", "query-load"}) {
+            if (std::find(given.begin(), given.end(), q) != given.end()) {
+                Usage(std::string("--") + q + " needs --queries");
+            }
+        }
+    }
+    if (o.tardy != "off" && (o.trust != "switch" || o.scheme == "srpt")) {
+        Usage("--tardy: the flow table of trust=switch counts what is sent "
+              "again (not with srpt or --trust host)");
     }
     if ((!o.then_workload.empty() || !o.pair_workload.empty())
         && o.workload.empty()) {
@@ -1516,7 +1675,7 @@ ParseOptions(int argc, char **argv)
         Usage("--then-workload or --pair-workload, not both");
     }
     if (star && o.scheme == "srpt") {
-        Usage("--scheme srpt: leaf-spine only");
+        Usage("--scheme srpt: leaf-spine or fat-tree only");
     }
     if (o.scheme == "pias" && o.thresholds.empty()) {
         Usage("--scheme pias needs --thresholds");
@@ -1528,7 +1687,10 @@ ParseOptions(int argc, char **argv)
         o.rate_bps = star ? 100000000 : 10000000000;
     }
     if (o.delay_us < 0) {
-        o.delay_us = star ? 10 : 10.65;
+        o.delay_us = star ? 10 : fat_tree ? 20 : 10.65;
+    }
+    if (!o.nic_buffer) {
+        o.nic_buffer = o.buffer;
     }
     if (o.max_rate_bps > o.rate_bps) {
         Usage("--max-rate must be at most --rate");
@@ -1660,10 +1822,20 @@ struct Flow {
     bool closed = false;
     uint8_t part = 0;           /* 1: from the second workload. */
     uint32_t first_seq = 0;     /* TCP sequence number of its first byte. */
+    int32_t query = -1;         /* Its query's index, if it answers one. */
+    bool tardy = false;         /* Its sender went into loss recovery. */
+};
+
+/* A partition-aggregate query: its answers are the flows whose 'query' is
+ * its index, all started at 'start_s'. */
+struct Query {
+    double start_s;
+    uint64_t size;              /* The answers' bytes, all together. */
 };
 
 struct Run {
     std::vector<Flow> flows;
+    std::vector<Query> queries;
     std::map<std::pair<uint32_t, uint16_t>, uint32_t> by_peer;
     NodeContainer hosts;        /* Star: 0 the receiver. */
     std::vector<Ipv4Address> addrs;
@@ -1734,6 +1906,17 @@ OnSendSpace(uint32_t id, Ptr<Socket> s, uint32_t)
     }
 }
 
+/* A flow is tardy (TFS's word) once its sender has retransmitted: fast
+ * recovery or a timeout. */
+void
+OnCongState(uint32_t id, TcpSocketState::TcpCongState_t,
+            TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_RECOVERY || now == TcpSocketState::CA_LOSS) {
+        g_run.flows[id].tardy = true;
+    }
+}
+
 void
 StartFlow(uint32_t id)
 {
@@ -1750,6 +1933,8 @@ StartFlow(uint32_t id)
     s->SetConnectCallback(MakeBoundCallback(&OnConnected, id),
                           MakeBoundCallback(&OnConnectFailed, id));
     s->SetSendCallback(MakeBoundCallback(&OnSendSpace, id));
+    s->TraceConnectWithoutContext("CongState",
+                                  MakeBoundCallback(&OnCongState, id));
     s->Connect(InetSocketAddress(g_run.addrs[f.receiver], PORT));
 }
 
@@ -1827,6 +2012,47 @@ JoinThresholds(const struct awafs_thresholds &t)
     return s;
 }
 
+/* Each query's response time (ms), from its start to its last answer's
+ * last byte; -1 if an answer did not complete. */
+std::vector<double>
+QueryTimes()
+{
+    std::vector<double> ms(g_run.queries.size(), 0);
+
+    for (const Flow &f : g_run.flows) {
+        if (f.query >= 0 && ms[f.query] >= 0) {
+            ms[f.query] = f.fct_ms < 0 ? -1 : std::max(ms[f.query], f.fct_ms);
+        }
+    }
+    return ms;
+}
+
+/* "SIZE:MEAN,...": the mean response time (ms) of the queries of each
+ * size that completed, by size; and in '*done' how many completed. */
+std::string
+QueryMeans(uint32_t *done)
+{
+    std::map<uint64_t, std::vector<double>> by_size;
+    std::vector<double> ms = QueryTimes();
+    std::string s;
+
+    *done = 0;
+    for (uint32_t q = 0; q < ms.size(); q++) {
+        if (ms[q] >= 0) {
+            by_size[g_run.queries[q].size].push_back(ms[q]);
+            ++*done;
+        }
+    }
+    for (const auto &b : by_size) {
+        char cell[64];
+
+        snprintf(cell, sizeof cell, "%s%" PRIu64 ":%.3f", s.empty() ? "" : ",",
+                 b.first, Mean(b.second));
+        s += cell;
+    }
+    return s;
+}
+
 /* The port of one switch as the scheme configures it (testbed/micro.py
  * SCHEMES): 'thresholds' fixed or initial, at 'rate_bps'; exits with the
  * usage message if the core refuses the configuration. */
@@ -1857,6 +2083,8 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("FlowTableSize", UintegerValue(o.flow_table_size));
     disc->SetAttribute("LinkRate", DataRateValue(DataRate(rate_bps)));
     disc->SetAttribute("MaxRate", DataRateValue(DataRate(o.max_rate_bps)));
+    disc->SetAttribute("Tardy", StringValue(o.tardy));
+    disc->SetAttribute("TardyLimit", UintegerValue(o.tardy_limit));
     disc->SetAttribute("Seed", UintegerValue(seed));
     err = disc->ConfigError();
     if (!err.empty()) {
@@ -1865,13 +2093,14 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     return disc;
 }
 
-/* SRPT ('srpt'), or else the marking FIFO of the hosts' NICs. */
+/* SRPT ('srpt'), or else the marking FIFO of the hosts' NICs, holding
+ * 'buffer' packets. */
 Ptr<SrptQueueDisc>
-MakeSrpt(const Options &o, bool srpt)
+MakeSrpt(const Options &o, bool srpt, uint32_t buffer)
 {
     Ptr<SrptQueueDisc> disc = CreateObject<SrptQueueDisc>();
 
-    disc->SetAttribute("Buffer", UintegerValue(o.buffer));
+    disc->SetAttribute("Buffer", UintegerValue(buffer));
     disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
     if (srpt) {
         disc->SetOracle(&FlowOf, &BytesLeft);
@@ -1946,23 +2175,130 @@ Iface(Ptr<NetDevice> dev)
     return dev->GetNode()->GetObject<Ipv4>()->GetInterfaceForDevice(dev);
 }
 
+/* What a leaf-spine and a fat-tree build alike.  Every switch port has its
+ * own queue disc of the scheme -- each its own instance of the core (flow
+ * table, window, thresholds), as each port of an OVS switch.  The hosts'
+ * NICs, as fast as their switch's port, hold a sender's window when its
+ * flows share them: they mark as the switches do (else DCTCP's windows grow
+ * until they drop, and a lost SYN costs a flow 3 s), drop-tail FIFOs of
+ * --nic-buffer packets, or SRPT with srpt (as pFabric's hosts). */
+class Fabric
+{
+  public:
+    Fabric(const Options &o, const std::string &thresholds, EcmpStats *stats,
+           std::vector<Ptr<QueueDisc>> *nics)
+        : m_o(o), m_thresholds(thresholds), m_stats(stats), m_nics(nics),
+          m_p2p(Links(o)) {}
+
+    /* Switch 'n' forwards by a ClosRouting, ahead of the stack's static
+     * and global routing, which hold no routes. */
+    Ptr<ClosRouting> Router(Ptr<Node> n, ClosRouting::Role role,
+                            uint32_t pod, uint32_t index, uint32_t per_edge)
+    {
+        Ptr<ClosRouting> r = CreateObject<ClosRouting>(
+            role, pod, index, per_edge, m_o.ecmp == "packet",
+            (uint32_t) (m_o.seed * 2654435761u + n->GetId()), m_stats);
+
+        DynamicCast<Ipv4ListRouting>(
+            n->GetObject<Ipv4>()->GetRoutingProtocol())
+            ->AddRoutingProtocol(r, 10);
+        return r;
+    }
+
+    /* A link at --rate from host 'host' to its edge switch 'edge' (routing
+     * 'r'), 10.'pod'.'slot'.0/24: the host is .1, its next host down. */
+    void HostLink(Ptr<Node> host, Ptr<Node> edge, Ptr<ClosRouting> r,
+                  uint32_t pod, uint32_t slot)
+    {
+        NetDeviceContainer d;
+        Ipv4InterfaceContainer ifc;
+
+        m_p2p.SetDeviceAttribute("DataRate",
+                                 DataRateValue(DataRate(m_o.rate_bps)));
+        d = m_p2p.Install(host, edge);
+        ifc = Assign(d, 10, pod, slot);
+        g_run.addrs.push_back(ifc.GetAddress(0));
+        m_nics->push_back(MakeSrpt(m_o, m_o.scheme == "srpt",
+                                   m_o.nic_buffer));
+        host->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
+            d.Get(0), m_nics->back());
+        Port(d.Get(1), m_o.rate_bps);
+        r->down.push_back({Iface(d.Get(1)), ifc.GetAddress(0)});
+        m_statics.GetStaticRouting(host->GetObject<Ipv4>())
+            ->SetDefaultRoute(ifc.GetAddress(1), Iface(d.Get(0)));
+    }
+
+    /* A link at 'rate' up from switch 'lower' to 'upper', a.b.c.0/24. */
+    void SwitchLink(Ptr<Node> lower, Ptr<ClosRouting> lr, Ptr<Node> upper,
+                    Ptr<ClosRouting> ur, uint64_t rate, uint32_t a,
+                    uint32_t b, uint32_t c)
+    {
+        NetDeviceContainer d;
+        Ipv4InterfaceContainer ifc;
+
+        m_p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(rate)));
+        d = m_p2p.Install(lower, upper);
+        ifc = Assign(d, a, b, c);
+        Port(d.Get(0), rate);
+        Port(d.Get(1), rate);
+        lr->up.push_back({Iface(d.Get(0)), ifc.GetAddress(1)});
+        ur->down.push_back({Iface(d.Get(1)), ifc.GetAddress(0)});
+    }
+
+    std::vector<Ptr<QueueDisc>> ports;  /* In the order they were made. */
+
+  private:
+    Ipv4InterfaceContainer Assign(const NetDeviceContainer &d, uint32_t a,
+                                  uint32_t b, uint32_t c)
+    {
+        Ipv4AddressHelper h;
+        Ipv4InterfaceContainer ifc;
+        char base[32];
+
+        snprintf(base, sizeof base, "%u.%u.%u.0", a, b, c);
+        h.SetBase(base, "255.255.255.0");
+        ifc = h.Assign(d);
+        /* Assign() installed ns-3's default queue discs. */
+        m_none.Uninstall(d);
+        return ifc;
+    }
+
+    void Port(Ptr<NetDevice> dev, uint64_t rate)
+    {
+        Ptr<QueueDisc> q;
+
+        if (m_o.scheme == "srpt") {
+            q = MakeSrpt(m_o, true, m_o.buffer);
+        } else {
+            q = MakeAwafs(m_o, m_thresholds, rate,
+                          (m_o.seed << 20) + ports.size());
+        }
+        dev->GetNode()->GetObject<TrafficControlLayer>()
+            ->SetRootQueueDiscOnDevice(dev, q);
+        ports.push_back(q);
+    }
+
+    const Options &m_o;
+    const std::string &m_thresholds;
+    EcmpStats *m_stats;
+    std::vector<Ptr<QueueDisc>> *m_nics;
+    PointToPointHelper m_p2p;
+    TrafficControlHelper m_none;
+    Ipv4StaticRoutingHelper m_statics;
+};
+
 /* The thesis's leaf-spine (§5.4): L leaves of H hosts each, every leaf
  * linked to every spine; host i of leaf l is 10.l.i.1, the link of leaf l
- * and spine s is 11.l.s.0/24.  Every switch port has its own queue disc of
- * the scheme -- each its own instance of the core (flow table, window,
- * thresholds), as each port of an OVS switch.  The hosts' NICs, as fast as
- * their leaf's port, hold a sender's window when its flows share them: they
- * mark as the switches do (else DCTCP's windows grow until they drop, and a
- * lost SYN costs a flow 3 s), drop-tail FIFOs of --buffer packets, or SRPT
- * with srpt (as pFabric's hosts).  Returns the switches' queue discs, leaf
- * 0's port toward host 0 first, and the hosts' in 'nics'. */
+ * and spine s is 11.l.s.0/24 (class Fabric has the ports and NICs).
+ * Returns the switches' queue discs, leaf 0's port toward host 0 first,
+ * and the hosts' in 'nics'. */
 std::vector<Ptr<QueueDisc>>
 BuildLeafSpine(const Options &o, const std::string &thresholds,
                EcmpStats *stats, std::vector<Ptr<QueueDisc>> *nics)
 {
     NodeContainer leaves, spines;
-    std::vector<Ptr<LeafSpineRouting>> leaf_r, spine_r;
-    std::vector<Ptr<QueueDisc>> ports;
+    std::vector<Ptr<ClosRouting>> leaf_r, spine_r;
+    Fabric f(o, thresholds, stats, nics);
 
     leaves.Create(o.leaves);
     spines.Create(o.spines);
@@ -1973,82 +2309,93 @@ BuildLeafSpine(const Options &o, const std::string &thresholds,
     stack.Install(g_run.hosts);
     stats->spine_packets.assign(o.spines, 0);
 
-    /* A switch forwards by its LeafSpineRouting, ahead of the stack's
-     * static and global routing, which hold no routes. */
-    auto router = [&](Ptr<Node> n, bool spine, uint32_t i) {
-        Ptr<LeafSpineRouting> r = CreateObject<LeafSpineRouting>(
-            spine, i, o.ecmp == "packet",
-            (uint32_t) (o.seed * 2654435761u + n->GetId()), stats);
-
-        DynamicCast<Ipv4ListRouting>(
-            n->GetObject<Ipv4>()->GetRoutingProtocol())
-            ->AddRoutingProtocol(r, 10);
-        return r;
-    };
     for (uint32_t l = 0; l < o.leaves; l++) {
-        leaf_r.push_back(router(leaves.Get(l), false, l));
+        leaf_r.push_back(f.Router(leaves.Get(l), ClosRouting::EDGE, l, 0,
+                                  o.hosts_per_leaf));
     }
     for (uint32_t s = 0; s < o.spines; s++) {
-        spine_r.push_back(router(spines.Get(s), true, s));
+        spine_r.push_back(f.Router(spines.Get(s), ClosRouting::CORE, 0, s,
+                                   o.hosts_per_leaf));
     }
-    auto port = [&](Ptr<NetDevice> dev, uint64_t rate) {
-        Ptr<QueueDisc> q;
-
-        if (o.scheme == "srpt") {
-            q = MakeSrpt(o, true);
-        } else {
-            q = MakeAwafs(o, thresholds, rate, (o.seed << 20) + ports.size());
-        }
-        dev->GetNode()->GetObject<TrafficControlLayer>()
-            ->SetRootQueueDiscOnDevice(dev, q);
-        ports.push_back(q);
-    };
-
-    PointToPointHelper p2p = Links(o);
-    TrafficControlHelper none;
-    Ipv4StaticRoutingHelper statics;
-    char base[32];
-
-    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(o.rate_bps)));
     for (uint32_t l = 0; l < o.leaves; l++) {
         for (uint32_t h = 0; h < o.hosts_per_leaf; h++) {
-            Ptr<Node> host = g_run.hosts.Get(l * o.hosts_per_leaf + h);
-            NetDeviceContainer d = p2p.Install(host, leaves.Get(l));
-            Ipv4AddressHelper a;
-
-            snprintf(base, sizeof base, "10.%u.%u.0", l, h);
-            a.SetBase(base, "255.255.255.0");
-            Ipv4InterfaceContainer ifc = a.Assign(d);
-            g_run.addrs.push_back(ifc.GetAddress(0));
-            /* Assign() installed ns-3's default queue discs. */
-            none.Uninstall(d);
-            nics->push_back(MakeSrpt(o, o.scheme == "srpt"));
-            host->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
-                d.Get(0), nics->back());
-            port(d.Get(1), o.rate_bps);
-            leaf_r[l]->down.push_back({Iface(d.Get(1)), ifc.GetAddress(0)});
-            statics.GetStaticRouting(host->GetObject<Ipv4>())
-                ->SetDefaultRoute(ifc.GetAddress(1), Iface(d.Get(0)));
+            f.HostLink(g_run.hosts.Get(l * o.hosts_per_leaf + h),
+                       leaves.Get(l), leaf_r[l], l, h);
         }
     }
-    p2p.SetDeviceAttribute("DataRate",
-                           DataRateValue(DataRate(o.spine_rate_bps)));
     for (uint32_t l = 0; l < o.leaves; l++) {
         for (uint32_t s = 0; s < o.spines; s++) {
-            NetDeviceContainer d = p2p.Install(leaves.Get(l), spines.Get(s));
-            Ipv4AddressHelper a;
-
-            snprintf(base, sizeof base, "11.%u.%u.0", l, s);
-            a.SetBase(base, "255.255.255.0");
-            Ipv4InterfaceContainer ifc = a.Assign(d);
-            none.Uninstall(d);
-            port(d.Get(0), o.spine_rate_bps);
-            port(d.Get(1), o.spine_rate_bps);
-            leaf_r[l]->up.push_back({Iface(d.Get(0)), ifc.GetAddress(1)});
-            spine_r[s]->down.push_back({Iface(d.Get(1)), ifc.GetAddress(0)});
+            f.SwitchLink(leaves.Get(l), leaf_r[l], spines.Get(s), spine_r[s],
+                         o.spine_rate_bps, 11, l, s);
         }
     }
-    return ports;
+    return f.ports;
+}
+
+/* TFS's three-tier fat-tree (seed 004, §5; Al-Fares et al.'s k-ary
+ * fat-tree): k pods, each of k/2 edge and k/2 aggregation switches, every
+ * edge switch with k/2 hosts and linked to each aggregation switch of its
+ * pod; aggregation switch a of every pod linked to cores a k/2 .. a k/2 +
+ * k/2 - 1; every link at --rate (k 6: 54 hosts, 45 switches, full
+ * bisection).  Host h of edge e in pod p is 10.p.(e k/2 + h).1; the link
+ * of edge e and aggregation switch a of pod p is 11.p.(e k/2 + a).0/24,
+ * that of aggregation switch a of pod p and core a k/2 + j is
+ * 12.p.(a k/2 + j).0/24.  Returns the switches' queue discs, edge 0's port
+ * toward host 0 first, and the hosts' in 'nics'. */
+std::vector<Ptr<QueueDisc>>
+BuildFatTree(const Options &o, const std::string &thresholds,
+             EcmpStats *stats, std::vector<Ptr<QueueDisc>> *nics)
+{
+    uint32_t half = o.k / 2;
+    NodeContainer edges, aggs, cores;
+    std::vector<Ptr<ClosRouting>> edge_r, agg_r, core_r;
+    Fabric f(o, thresholds, stats, nics);
+
+    edges.Create(o.k * half);
+    aggs.Create(o.k * half);
+    cores.Create(half * half);
+    g_run.hosts.Create(o.k * half * half);
+    InternetStackHelper stack;
+    stack.Install(edges);
+    stack.Install(aggs);
+    stack.Install(cores);
+    stack.Install(g_run.hosts);
+    stats->spine_packets.assign(half * half, 0);
+
+    for (uint32_t i = 0; i < o.k * half; i++) {
+        edge_r.push_back(f.Router(edges.Get(i), ClosRouting::EDGE, i / half,
+                                  i % half, half));
+        agg_r.push_back(f.Router(aggs.Get(i), ClosRouting::AGG, i / half,
+                                 i % half, half));
+    }
+    for (uint32_t c = 0; c < half * half; c++) {
+        core_r.push_back(f.Router(cores.Get(c), ClosRouting::CORE, 0, c,
+                                  half));
+    }
+    for (uint32_t i = 0; i < o.k * half; i++) {
+        for (uint32_t h = 0; h < half; h++) {
+            f.HostLink(g_run.hosts.Get(i * half + h), edges.Get(i),
+                       edge_r[i], i / half, i % half * half + h);
+        }
+    }
+    for (uint32_t p = 0; p < o.k; p++) {
+        for (uint32_t e = 0; e < half; e++) {
+            for (uint32_t a = 0; a < half; a++) {
+                f.SwitchLink(edges.Get(p * half + e), edge_r[p * half + e],
+                             aggs.Get(p * half + a), agg_r[p * half + a],
+                             o.rate_bps, 11, p, e * half + a);
+            }
+        }
+        /* Each core's down-links in the order of the pods. */
+        for (uint32_t a = 0; a < half; a++) {
+            for (uint32_t j = 0; j < half; j++) {
+                f.SwitchLink(aggs.Get(p * half + a), agg_r[p * half + a],
+                             cores.Get(a * half + j), core_r[a * half + j],
+                             o.rate_bps, 12, p, a * half + j);
+            }
+        }
+    }
+    return f.ports;
 }
 
 } // namespace
@@ -2059,7 +2406,9 @@ main(int argc, char **argv)
     Options o = ParseOptions(argc, argv);
     auto wall0 = std::chrono::steady_clock::now();
     bool star = o.topology == "star";
-    uint32_t n_hosts = star ? o.hosts : o.leaves * o.hosts_per_leaf;
+    bool fat_tree = o.topology == "fat-tree";
+    uint32_t n_hosts = (star ? o.hosts : fat_tree ? o.k * o.k * o.k / 4
+                        : o.leaves * o.hosts_per_leaf);
     Ptr<AwafsQueueDisc> disc;
     std::vector<Ptr<QueueDisc>> ports, nics;
     EcmpStats ecmp;
@@ -2068,7 +2417,7 @@ main(int argc, char **argv)
     g_run.tag_messages = o.trust == "host";
 
     if (!star && n_hosts < 2) {
-        Usage("the leaf-spine needs two hosts at least");
+        Usage("the " + o.topology + " needs two hosts at least");
     }
     /* The scheme as the testbed's micro benchmark configures the port
      * (testbed/micro.py SCHEMES). */
@@ -2097,6 +2446,8 @@ main(int argc, char **argv)
                        TimeValue(MilliSeconds(40)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto",
                        TimeValue(MicroSeconds(llround(o.min_rto_ms * 1e3))));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout",
+                       TimeValue(MicroSeconds(llround(o.syn_rto_ms * 1e3))));
     /* No TIME_WAIT: ns-3 finds a segment's socket by walking a list of
      * every endpoint of its node, so closed connections that linger make
      * each packet cost more the longer a run is. */
@@ -2106,7 +2457,8 @@ main(int argc, char **argv)
     if (star) {
         BuildStar(o, disc);
     } else {
-        ports = BuildLeafSpine(o, thresholds, &ecmp, &nics);
+        ports = (fat_tree ? BuildFatTree(o, thresholds, &ecmp, &nics)
+                 : BuildLeafSpine(o, thresholds, &ecmp, &nics));
         disc = DynamicCast<AwafsQueueDisc>(ports[0]);
     }
 
@@ -2124,9 +2476,9 @@ main(int argc, char **argv)
     }
 
     /* Poisson arrivals at 'load' of the capacity in flow bytes -- the
-     * star's bottleneck, or the leaf-spine's host links (senders and
-     * receivers uniform, so each host's link carries 'load' on average);
-     * every scheme sees the same flows for the same seed. */
+     * star's bottleneck, or the fabric's host links (senders and receivers
+     * uniform, so each host's link carries 'load' on average); every scheme
+     * sees the same flows for the same seed. */
     std::mt19937_64 gen(o.seed);
     Cdf cdf = o.workload.empty() ? Cdf() : LoadCdf(o.workload);
     double mean_size = (cdf.empty()
@@ -2167,31 +2519,84 @@ main(int argc, char **argv)
             f.receiver += f.receiver >= f.sender;
         }
     };
-    for (uint32_t i = 0; i < o.flows; i++) {
-        Flow f;
-
-        f.id = i;
-        f.part = shift && i >= o.flows / 2;
-        t += f.part ? then_gap(gen) : gap(gen);
-        if (pairs) {
-            /* The pair decides the workload: peers first. */
-            draw_peers(f);
-            f.part = f.sender > f.receiver;
-            f.size = draw_size(f.part ? second : cdf);
-        } else {
-            f.size = draw_size(f.part ? second : cdf);
-            draw_peers(f);
-        }
+    auto add = [&](Flow f) {
+        f.id = g_run.flows.size();
         f.start_s = t;
         g_run.flows.push_back(f);
         Simulator::ScheduleWithContext(g_run.hosts.Get(f.sender)->GetId(),
-                                       Seconds(t), &StartFlow, i);
+                                       Seconds(t), &StartFlow, f.id);
+        return f.size;
+    };
+    /* Whatever happens, a bound: every flow's bytes at a tenth of the
+     * capacity after the last arrival. */
+    double bound_bytes = 0;
+    if (o.queries) {
+        /* TFS's traffic: queries, Poisson at their load; between them
+         * --workload's flows at --load until the last query. */
+        std::vector<double> sizes;
+        std::vector<uint32_t> others;
+
+        ParseList(o.query_sizes, &sizes);
+        std::exponential_distribution<double> query_gap(
+            o.query_load * capacity / 8 / Mean(sizes));
+        std::uniform_int_distribution<size_t> query_size(0, sizes.size() - 1);
+        double next = gap(gen), at = 0;
+
+        for (uint32_t q = 0; q < o.queries; q++) {
+            at += query_gap(gen);
+            for (; next < at; next += gap(gen)) {
+                Flow f;
+
+                t = next;
+                f.size = draw_size(cdf);
+                draw_peers(f);
+                bound_bytes += add(f);
+            }
+            t = at;
+            g_run.queries.push_back({t, (uint64_t) sizes[query_size(gen)]});
+            /* An aggregator, and 'fanout' other hosts, each sending it its
+             * share of the answer. */
+            uint32_t aggregator = sender(gen);
+            others.clear();
+            for (uint32_t h = 0; h < n_hosts; h++) {
+                if (h != aggregator) {
+                    others.push_back(h);
+                }
+            }
+            for (uint32_t i = 0; i < o.query_fanout; i++) {
+                std::uniform_int_distribution<size_t> pick(i,
+                                                           others.size() - 1);
+                uint64_t size = g_run.queries.back().size;
+                Flow f;
+
+                std::swap(others[i], others[pick(gen)]);
+                f.sender = others[i];
+                f.receiver = aggregator;
+                f.query = q;
+                f.size = size / o.query_fanout + (i < size % o.query_fanout);
+                bound_bytes += add(f);
+            }
+        }
+    } else {
+        for (uint32_t i = 0; i < o.flows; i++) {
+            Flow f;
+
+            f.part = shift && i >= o.flows / 2;
+            t += f.part ? then_gap(gen) : gap(gen);
+            if (pairs) {
+                /* The pair decides the workload: peers first. */
+                draw_peers(f);
+                f.part = f.sender > f.receiver;
+                f.size = draw_size(f.part ? second : cdf);
+            } else {
+                f.size = draw_size(f.part ? second : cdf);
+                draw_peers(f);
+            }
+            add(f);
+        }
+        bound_bytes = o.flows * std::max(mean_size, second_mean);
     }
-    /* A bound, should TCP never finish: every flow's bytes at a tenth of
-     * the capacity after the last arrival. */
-    Simulator::Stop(Seconds(t + 10 + o.flows * std::max(mean_size,
-                                                        second_mean)
-                            * 8 * 10 / capacity));
+    Simulator::Stop(Seconds(t + 10 + bound_bytes * 8 * 10 / capacity));
     Simulator::Run();
 
     double sim_s = Simulator::Now().GetSeconds();
@@ -2208,7 +2613,8 @@ main(int argc, char **argv)
         std::ofstream out(o.flows_csv);
 
         out << "id,size,start_s,fct_ms,sender" << (star ? "" : ",receiver")
-            << (second.empty() ? "" : ",part") << "\n";
+            << (second.empty() ? "" : ",part")
+            << (o.queries ? ",query,tardy" : "") << "\n";
         for (const Flow &f : g_run.flows) {
             char line[128];
 
@@ -2222,6 +2628,11 @@ main(int argc, char **argv)
             }
             if (!second.empty()) {
                 out << "," << (unsigned) f.part;
+            }
+            if (o.queries) {
+                out << ","
+                    << (f.query < 0 ? "" : std::to_string(f.query))
+                    << "," << f.tardy;
             }
             out << "\n";
         }
@@ -2280,7 +2691,7 @@ main(int argc, char **argv)
                disc->Completions(), drops, marks, queue_marks.c_str(), sim_s,
                wall_s);
     } else {
-        uint64_t completions = 0, nic_drops = 0;
+        uint64_t completions = 0, nic_drops = 0, tardy_packets = 0;
         std::string spine_packets;
 
         /* Every switch port's; srpt's ports complete no messages. */
@@ -2290,6 +2701,12 @@ main(int argc, char **argv)
             drops += q->GetStats().nTotalDroppedPackets;
             marks += q->GetStats().nTotalMarkedPackets;
             completions += a ? a->Completions() : 0;
+            if (a) {
+                struct awafs_flowtab_stats fs;
+
+                a->GetFlowtabStats(&fs);
+                tardy_packets += fs.tardy_packets;
+            }
         }
         for (const Ptr<QueueDisc> &q : nics) {
             nic_drops += q->GetStats().nTotalDroppedPackets;
@@ -2298,25 +2715,57 @@ main(int argc, char **argv)
             spine_packets += (spine_packets.empty() ? "" : ",")
                              + std::to_string(n);
         }
-        printf("topology=leaf-spine scheme=%s trust=%s transport=%s "
-               "leaves=%u spines=%u hosts_per_leaf=%u rate_bps=%" PRIu64
-               " spine_rate_bps=%" PRIu64 " ecmp=%s load=%g buffer=%u "
-               "ecn_threshold=%ld ecn_mode=%s seed=%" PRIu64 " flows=%u/%u "
+        char shape[128];
+        uint64_t sent = 0;
+        uint32_t tardy = 0;
+
+        for (const Ptr<QueueDisc> &q : nics) {
+            sent += q->GetStats().nTotalReceivedPackets;
+        }
+        for (const Flow &f : g_run.flows) {
+            tardy += f.tardy;
+        }
+        if (fat_tree) {
+            snprintf(shape, sizeof shape, "k=%u", o.k);
+        } else {
+            snprintf(shape, sizeof shape,
+                     "leaves=%u spines=%u hosts_per_leaf=%u rate_bps=%" PRIu64
+                     " spine_rate_bps=%" PRIu64, o.leaves, o.spines,
+                     o.hosts_per_leaf, o.rate_bps, o.spine_rate_bps);
+        }
+        printf("topology=%s scheme=%s trust=%s transport=%s %s",
+               o.topology.c_str(), o.scheme.c_str(), o.trust.c_str(),
+               o.transport.c_str(), shape);
+        if (fat_tree) {
+            printf(" rate_bps=%" PRIu64 " tardy=%s", o.rate_bps,
+                   o.tardy.c_str());
+        }
+        printf(" ecmp=%s load=%g buffer=%u "
+               "ecn_threshold=%ld ecn_mode=%s seed=%" PRIu64 " flows=%u/%zu "
                "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
                "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
-               " host_drops=%" PRIu64 " ports=%zu spine_packets=%s multipath_flows=%u sim_s=%.3f "
-               "wall_s=%.3f\n",
-               o.scheme.c_str(), o.trust.c_str(), o.transport.c_str(),
-               o.leaves, o.spines,
-               o.hosts_per_leaf, o.rate_bps, o.spine_rate_bps,
+               " host_drops=%" PRIu64 " ports=%zu spine_packets=%s "
+               "multipath_flows=%u",
                o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold,
-               o.ecn_mode.c_str(), o.seed, g_run.completed, o.flows,
-               Mean(short_fct), Mean(long_fct),
+               o.ecn_mode.c_str(), o.seed, g_run.completed,
+               g_run.flows.size(), Mean(short_fct), Mean(long_fct),
                disc ? JoinThresholds(disc->Thresholds()).c_str() : "",
                completions, drops, marks, nic_drops, ports.size(),
-               spine_packets.c_str(), ecmp.Multipath(), sim_s, wall_s);
+               spine_packets.c_str(), ecmp.Multipath());
+        if (fat_tree) {
+            printf(" host_packets=%" PRIu64 " tardy_flows=%u tardy_packets=%"
+                   PRIu64, sent, tardy, tardy_packets);
+        }
+        if (o.queries) {
+            uint32_t done;
+            std::string means = QueryMeans(&done);
+
+            printf(" queries=%u/%zu query_mean_ms=%s", done,
+                   g_run.queries.size(), means.c_str());
+        }
+        printf(" sim_s=%.3f wall_s=%.3f\n", sim_s, wall_s);
     }
     fflush(stdout);
     Simulator::Destroy();
-    return g_run.completed == o.flows ? 0 : 1;
+    return g_run.completed == g_run.flows.size() ? 0 : 1;
 }
