@@ -50,7 +50,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import random
 import re
 import shutil
 import statistics
@@ -62,8 +61,8 @@ from pathlib import Path
 from eval.report import MISMATCHED, SHORT_MAX, follow_cells, follow_s
 from eval.run import (REFPCT8, csvlist, pias_matched, pias_thresholds,
                       static_refpct)
-from eval.static_sweep import (P99_MIN_FLOWS, mean_ci, pooled, ratio_ci,
-                               tail)
+from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci, pooled,
+                               ratio_ci, tail)
 from sim.ns3_eval import NS3, read_flows, read_trace, run_ns3
 from testbed import markdown
 from testbed.micro import percentile
@@ -285,13 +284,11 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     scheme's short mean against scheme 'against' at its point or, without
     it, against the best static-refpct scheme there (the best static
     thresholds in hindsight of the sweep), where one ran."""
-    # Two generators, so that the intervals of the means do not depend on
-    # which points have a best static to compare with.
-    rng, rng_ratio = random.Random(1), random.Random(1)
     lines = [f"Leaf-spine on ns-3: {regime}.", "",
              "Short flows: at most 100 kB, pooled over the seeds; the "
              "interval is a 95 % bootstrap of their mean (resampled within "
-             "each seed, eval/static_sweep.py's mean_ci()); p99 where at "
+             "each seed, eval/static_sweep.py's mean_ci(), a random stream "
+             "of each interval's own); p99 where at "
              f"least {P99_MIN_FLOWS} are pooled, else their max. Against "
              f"{against or 'the best static'}: the change of the short mean "
              "against "
@@ -323,7 +320,7 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
                 best[w, load, part] = (s, m, short)
     for (w, load, s, part), (n, short, long_, done, total) in kept.items():
         if short:
-            mean, (lo, hi) = mean_ci(short, rng)
+            mean, (lo, hi) = mean_ci(short, interval_rng(w, load, s, part))
             all_short = pooled(short)
             stalled = sum(v > STALL_MS for v in all_short)
             cells = (f"{mean:.3f} | {lo:.3f}-{hi:.3f} | {tail(all_short)} | "
@@ -339,7 +336,9 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
             if name == s:
                 cell = "(the reference)" if against else "(best)"
             else:
-                pct, (plo, phi) = ratio_ci(short, ref, rng_ratio)
+                pct, (plo, phi) = ratio_ci(short, ref,
+                                           interval_rng(w, load, s, part,
+                                                        name))
                 cell = f"{pct:+.1f} % [{plo:+.1f}, {phi:+.1f}]"
         lines.append(f"| {part_name(w, part)} | {load * 100:.0f} % | {s} | "
                      f"{n} | {done}/{total} | {cells} | {lmean} | {cell} |")
