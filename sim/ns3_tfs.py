@@ -24,8 +24,10 @@ we chose (sim/ns3/README.md has the reasons):
   queue 0), acks-first (data in queue 1: only the switch's rule for
   segments without payload, which go to queue 0 within a budget, so that
   TFS's own effect can be told from it), tfs (the flow table's tardy flows
-  in queue 0, the switch's tardy=tfs) and tfs+ (tardy=tfs+, while under
-  100 kB).
+  in queue 0, the switch's tardy=tfs), tfs+ (tardy=tfs+, while under
+  100 kB) and tfs-switch (tfs with the budgets the switch gives each
+  source in queue 0, awafs-ns3 --source-budgets on; the letter's TFS has
+  none).
 
 One run per (scheme, seed), resumable, kept as in sim/ns3_grid.py: each
 run's flows gzipped in OUT (SCHEME-seedN.csv.gz, its summary line beside
@@ -56,6 +58,8 @@ SCHEMES = {
     "acks-first": ["--scheme", "static", "--thresholds", "0"],
     "tfs": ["--scheme", "static", "--thresholds", "0", "--tardy", "tfs"],
     "tfs+": ["--scheme", "static", "--thresholds", "0", "--tardy", "tfs+"],
+    "tfs-switch": ["--scheme", "static", "--thresholds", "0", "--tardy",
+                   "tfs", "--source-budgets", "on"],
 }
 # The letter's Table 1, ms: query size -> (FCFS mean, TFS mean, FCFS
 # p99.9, TFS p99.9).

@@ -214,6 +214,7 @@ class AwafsQueueDisc : public QueueDisc
     uint32_t m_idleUs;
     std::string m_tardy;
     uint64_t m_tardyLimit;
+    bool m_sourceBudgets;
     DataRate m_linkRate;
     DataRate m_maxRate;
     uint64_t m_seed;
@@ -330,6 +331,15 @@ AwafsQueueDisc::GetTypeId()
                           UintegerValue(100000),
                           MakeUintegerAccessor(&AwafsQueueDisc::m_tardyLimit),
                           MakeUintegerChecker<uint64_t>())
+            .AddAttribute("SourceBudgets",
+                          "With trust=switch, each source's budgets in "
+                          "queue 0, for data and for segments without "
+                          "payload, as the switch sets them "
+                          "(awafs_txq_init_budgets()).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(
+                              &AwafsQueueDisc::m_sourceBudgets),
+                          MakeBooleanChecker())
             .AddAttribute("LinkRate", "The port's rate (load, byte-free "
                           "budget).",
                           DataRateValue(DataRate("100Mbps")),
@@ -500,6 +510,17 @@ AwafsQueueDisc::InitializeParams()
     }
     awafs_byte_free_init(&m_byteFree, m_linkRate.GetBitRate() / 8, US,
                          now_us);
+    if (m_sourceBudgets && !m_trustHost) {
+        /* As netdev-dpdk-awafs.c's awafs_txq_init_budgets(), for one
+         * instance on the port. */
+        uint64_t rate = (m_maxRate.GetBitRate() ? m_maxRate.GetBitRate()
+                         : m_linkRate.GetBitRate()) / 8;
+
+        awafs_flowtab_set_queue0_rate(m_flows, rate / AWAFS_QUEUE0_SHARE);
+        awafs_flowtab_set_byte_free_rate(
+            m_flows, rate / AWAFS_BYTE_FREE_SHARE
+                     / AWAFS_BYTE_FREE_SOURCE_SHARE);
+    }
     if (m_maxRate.GetBitRate()) {
         /* The switch's shaper: a token bucket of a millisecond's bytes,
          * at least two full frames (awafs_qos_init_tb()). */
@@ -665,6 +686,7 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
     unsigned int last = m_cfg.n_queues - 1, q;
     struct awafs_flow_result fr;
     struct awafs_flow_key key;
+    bool byte_free_refused = false;     /* By its source's budget. */
 
     if (m_trustHost) {
         if (r != AWAFS_PARSE_OK) {
@@ -684,6 +706,7 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
     } else {
         awafs_flowtab_update(m_flows, &key, h, false, now_us, m_idleUs,
                              &m_thr, &fr);
+        byte_free_refused = fr.byte_free_refused;
         for (int i = 0; i < fr.n_completed; i++) {
             Complete(now_us, fr.completed[i], key.src);
         }
@@ -696,8 +719,9 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
         return last;
     }
     if (!h->payload_len) {
-        return awafs_byte_free_queue(&m_byteFree, now_us, len,
-                                     m_cfg.n_queues, &m_byteFreeOver);
+        return (byte_free_refused ? last
+                : awafs_byte_free_queue(&m_byteFree, now_us, len,
+                                        m_cfg.n_queues, &m_byteFreeOver));
     }
     return q;
 }
@@ -1240,6 +1264,7 @@ struct Options {
     double query_load = 0.1;
     std::string tardy = "off";
     uint64_t tardy_limit = 100000;
+    bool source_budgets = false;
     std::string flows_csv;
     std::string trace_csv;
 };
@@ -1324,6 +1349,9 @@ const char USAGE[] =
     "                     to queue 0 (TFS), or while under --tardy-limit\n"
     "                     bytes (TFS+), as the switch's tardy (off)\n"
     "  --tardy-limit N    TFS+'s limit, bytes (100000)\n"
+    "  --source-budgets B on | off: each source's budgets in queue 0 (for\n"
+    "                     data, and for segments without payload), which\n"
+    "                     the switch sets with a flow table (off)\n"
     "  --ecn-threshold N  CE-mark above N packets queued, 0 off (with DCTCP\n"
     "                     20 on the star, 65 on the leaf-spine; else 0)\n"
     "  --ecn-mode M       port | queue: what the ECN threshold counts at an\n"
@@ -1564,6 +1592,12 @@ ParseOptions(int argc, char **argv)
                 Usage("--tardy must be off, tfs or tfs+, not '" + value + "'");
             }
             o.tardy = value;
+        } else if (name == "source-budgets") {
+            if (value != "on" && value != "off") {
+                Usage("--source-budgets must be on or off, not '" + value
+                      + "'");
+            }
+            o.source_budgets = value == "on";
         } else if (name == "tardy-limit") {
             o.tardy_limit = ParseKey(name, value);
         } else if (name == "queries") {
@@ -1662,6 +1696,10 @@ ParseOptions(int argc, char **argv)
                 Usage(std::string("--") + q + " needs --queries");
             }
         }
+    }
+    if (o.source_budgets && (o.trust != "switch" || o.scheme == "srpt")) {
+        Usage("--source-budgets: the flow table of trust=switch tells the "
+              "sources apart (not with srpt or --trust host)");
     }
     if (o.tardy != "off" && (o.trust != "switch" || o.scheme == "srpt")) {
         Usage("--tardy: the flow table of trust=switch counts what is sent "
@@ -2085,6 +2123,7 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("MaxRate", DataRateValue(DataRate(o.max_rate_bps)));
     disc->SetAttribute("Tardy", StringValue(o.tardy));
     disc->SetAttribute("TardyLimit", UintegerValue(o.tardy_limit));
+    disc->SetAttribute("SourceBudgets", BooleanValue(o.source_budgets));
     disc->SetAttribute("Seed", UintegerValue(seed));
     err = disc->ConfigError();
     if (!err.empty()) {
