@@ -214,7 +214,7 @@ def summary(out, schemes, seeds, warmup_s, regime):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--queries", type=int, default=5000,
+    ap.add_argument("--queries", type=int, default=2500,
                     help="queries a run (the background runs as long)")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--schemes", default=",".join(SCHEMES))
