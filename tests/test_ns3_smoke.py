@@ -146,19 +146,22 @@ def test_trust_host_reads_the_senders_header(tmp_path, scheme):
     """--trust host: the port classifies by the option each sender's agent
     writes (docs/header.md), built from the byte tags the application sets
     on its message's bytes, and counts the completions it reports; its
-    flow table is not used.  Each flow is one message, so the header says
-    what the flow table counts under --trust switch: the same completions,
-    thresholds and queues, so every flow's FCT is the same."""
+    flow table is not used.  --trust verify: the flow table, checking that
+    header against its own count.  Each flow is one message, so the header
+    says what the flow table counts under --trust switch: the same
+    completions, thresholds and queues, so every flow's FCT is the same."""
     runs = {trust: run_ns3("--flows", FLOWS, "--seed", 1, *scheme,
                            "--trust", trust,
                            flows_csv=tmp_path / f"{trust}.csv")
-            for trust in ("switch", "host")}
-    host, switch = runs["host"], runs["switch"]
-    assert (host["trust"], switch["trust"]) == ("host", "switch")
-    assert host["drops"] == 0
-    assert host["completions"] == switch["completions"] == FLOWS
-    assert host["thresholds"] == switch["thresholds"]
-    assert host["rows"] == switch["rows"]
+            for trust in ("switch", "host", "verify")}
+    switch = runs.pop("switch")
+    assert switch["trust"] == "switch"
+    for trust, r in runs.items():
+        assert r["trust"] == trust
+        assert r["drops"] == 0
+        assert r["completions"] == switch["completions"] == FLOWS
+        assert r["thresholds"] == switch["thresholds"]
+        assert r["rows"] == switch["rows"], trust
 
 
 def test_trust_host_reports_a_resent_last_segment_again():
@@ -259,7 +262,7 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
     (["--buffer", "100", "--ecn-threshold", "200"], "ECN threshold"),
     (["--window-type", "sorted"], "window type"),
     (["--ecn-mode", "flow"], "--ecn-mode: port or queue"),
-    (["--trust", "tenant"], "--trust must be switch or host"),
+    (["--trust", "tenant"], "--trust must be switch, host or verify"),
     (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
 ])
 def test_a_bad_argument_is_refused(args, says):

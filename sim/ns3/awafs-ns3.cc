@@ -226,6 +226,7 @@ class AwafsQueueDisc : public QueueDisc
     struct awafs_flowtab *m_flows;
     struct awafs_sched *m_sched;
     bool m_trustHost;                   /* Trust is "host". */
+    bool m_trustVerify;                 /* Trust is "verify". */
     uint64_t m_tardyBytes;              /* awafs_flowtab_set_tardy()'s. */
     struct awafs_tb m_byteFree;
     struct awafs_tb m_shaper;           /* With MaxRate. */
@@ -261,8 +262,10 @@ AwafsQueueDisc::GetTypeId()
                           MakeStringChecker())
             .AddAttribute("Trust",
                           "switch (the flow table counts each flow's bytes "
-                          "and messages), or host (the end hosts' header, "
-                          "from each message's AwafsMessageTag).",
+                          "and messages), host (the end hosts' header, "
+                          "from each message's AwafsMessageTag), or verify "
+                          "(the flow table, checking the header against "
+                          "it).",
                           StringValue("switch"),
                           MakeStringAccessor(&AwafsQueueDisc::m_trust),
                           MakeStringChecker())
@@ -365,6 +368,7 @@ AwafsQueueDisc::AwafsQueueDisc()
       m_flows(nullptr),
       m_sched(nullptr),
       m_trustHost(false),
+      m_trustVerify(false),
       m_tardyBytes(0),
       m_completions(0),
       m_byteFreeOver(0)
@@ -399,17 +403,18 @@ AwafsQueueDisc::ConfigError()
         return "mode must be adaptive or static";
     }
     m_cfg.adaptive = m_mode == "adaptive";
-    if (m_trust != "switch" && m_trust != "host") {
-        return "trust must be switch or host";
+    if (m_trust != "switch" && m_trust != "host" && m_trust != "verify") {
+        return "trust must be switch, host or verify";
     }
     m_trustHost = m_trust == "host";
+    m_trustVerify = m_trust == "verify";
     /* As the switch's tardy and tardy-limit (awafs_tardy_limit()). */
     if (m_tardy != "off" && m_tardy != "tfs" && m_tardy != "tfs+") {
         return "tardy must be off, tfs or tfs+";
     }
     if (m_tardy != "off" && m_trustHost) {
-        return "tardy needs trust=switch: the flow table counts what is "
-               "sent again";
+        return "tardy needs trust=switch or verify: the flow table counts "
+               "what is sent again";
     }
     if (m_tardy == "tfs+" && !m_tardyLimit) {
         return "the tardy limit must be positive";
@@ -704,8 +709,8 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
         || !awafs_flow_key_from_frame(frame, head_len, h, &key)) {
         q = last;                               /* default-queue */
     } else {
-        awafs_flowtab_update(m_flows, &key, h, false, now_us, m_idleUs,
-                             &m_thr, &fr);
+        awafs_flowtab_update(m_flows, &key, h, m_trustVerify, now_us,
+                             m_idleUs, &m_thr, &fr);
         byte_free_refused = fr.byte_free_refused;
         for (int i = 0; i < fr.n_completed; i++) {
             Complete(now_us, fr.completed[i], key.src);
@@ -742,7 +747,8 @@ AwafsQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     head_len = Frame(item, frame, &len);
     /* 'len' stays the packet's: the option is in the frame parsed, not on
      * the simulated link. */
-    opt_len = m_trustHost ? WriteOption(item, frame, head_len, len) : 0;
+    opt_len = (m_trustHost || m_trustVerify
+               ? WriteOption(item, frame, head_len, len) : 0);
     head_len += opt_len;
     r = awafs_parse_head(frame, head_len, len + opt_len, nullptr, &h,
                          &m_parse);
@@ -1285,7 +1291,9 @@ const char USAGE[] =
     "  --trust T          switch: each AWAFS port counts every flow's bytes\n"
     "                     and messages in its flow table; host: the senders'\n"
     "                     header (docs/header.md), written from a byte tag\n"
-    "                     on each message's bytes (switch)\n"
+    "                     on each message's bytes; verify: the flow table,\n"
+    "                     taking the header's count where it is the larger\n"
+    "                     and its completion where it matches (switch)\n"
     "  --transport T      ns3::TcpNewReno | ns3::TcpCubic | ns3::TcpDctcp,\n"
     "                     or newreno | cubic | dctcp (ns3::TcpNewReno)\n"
     "  --hosts H          star: sender hosts, 1..250 (8)\n"
@@ -1516,8 +1524,9 @@ ParseOptions(int argc, char **argv)
             }
             o.scheme = value;
         } else if (name == "trust") {
-            if (value != "switch" && value != "host") {
-                Usage("--trust must be switch or host, not '" + value + "'");
+            if (value != "switch" && value != "host" && value != "verify") {
+                Usage("--trust must be switch, host or verify, not '" + value
+                      + "'");
             }
             o.trust = value;
         } else if (name == "transport") {
@@ -1697,13 +1706,13 @@ ParseOptions(int argc, char **argv)
             }
         }
     }
-    if (o.source_budgets && (o.trust != "switch" || o.scheme == "srpt")) {
-        Usage("--source-budgets: the flow table of trust=switch tells the "
-              "sources apart (not with srpt or --trust host)");
+    if (o.source_budgets && (o.trust == "host" || o.scheme == "srpt")) {
+        Usage("--source-budgets: the flow table of trust=switch or verify "
+              "tells the sources apart (not with srpt or --trust host)");
     }
-    if (o.tardy != "off" && (o.trust != "switch" || o.scheme == "srpt")) {
-        Usage("--tardy: the flow table of trust=switch counts what is sent "
-              "again (not with srpt or --trust host)");
+    if (o.tardy != "off" && (o.trust == "host" || o.scheme == "srpt")) {
+        Usage("--tardy: the flow table of trust=switch or verify counts "
+              "what is sent again (not with srpt or --trust host)");
     }
     if ((!o.then_workload.empty() || !o.pair_workload.empty())
         && o.workload.empty()) {
@@ -2453,7 +2462,7 @@ main(int argc, char **argv)
     EcmpStats ecmp;
     std::string thresholds;
 
-    g_run.tag_messages = o.trust == "host";
+    g_run.tag_messages = o.trust != "switch";
 
     if (!star && n_hosts < 2) {
         Usage("the " + o.topology + " needs two hosts at least");
