@@ -117,7 +117,7 @@ def quantile_cell(values, p):
     return f"max {max(values):.2f}"
 
 
-def summary(out, schemes, seeds, warmup_s, regime):
+def summary(out, schemes, seeds, warmup_s, regime, rto_ms):
     kept = {}           # scheme -> {seed: rows}
     for s in schemes:
         for seed in seeds:
@@ -138,11 +138,13 @@ def summary(out, schemes, seeds, warmup_s, regime):
              "95 % bootstrap intervals (resampled within each seed); "
              "p99 and p99.9 nearest-rank where at least "
              f"{MIN_POOLED[0.99]} and {MIN_POOLED[0.999]} queries are "
-             "pooled, else the maximum. Against FIFO: the change of the "
-             "mean, with its interval, and FIFO's mean over the scheme's "
-             "(the letter's factor of improvement).", "",
+             "pooled, else the maximum; how many took the minimum RTO or "
+             "longer (an answer waited for a timeout). Against FIFO: the "
+             "change of the mean, with its interval, and FIFO's mean over "
+             "the scheme's (the letter's factor of improvement).", "",
              *markdown.head(["query size", "scheme", "seeds", "queries",
                              "mean [95 % CI]", "p99", "p99.9",
+                             f"≥ {rto_ms:g} ms",
                              "against FIFO [95 % CI]", "factor",
                              "the letter (FCFS / TFS)"])]
     for size in sizes:
@@ -169,7 +171,8 @@ def summary(out, schemes, seeds, warmup_s, regime):
                 f"{size // 1000} KB", s, str(len(groups)), str(len(values)),
                 f"{mean:.3f} [{lo:.3f}, {hi:.3f}]",
                 quantile_cell(values, 0.99), quantile_cell(values, 0.999),
-                against, factor,
+                f"{100 * sum(v >= rto_ms for v in values) / len(values):.1f}"
+                " %", against, factor,
                 (f"mean {letter[0]} / {letter[1]}, p99.9 {letter[2]} / "
                  f"{letter[3]}") if letter and s == "tfs" else ""
             ]))
@@ -265,7 +268,8 @@ def main(argv=None):
                 progress(done, len(pts), ran, time.monotonic() - t0)
         print(file=sys.stderr)
     regime = f"{NS3.name} {' '.join(regime_args)} --seed S --scheme ..."
-    text = summary(args.out, schemes, seeds, args.warmup_s, regime)
+    text = summary(args.out, schemes, seeds, args.warmup_s, regime,
+                   args.min_rto_ms)
     (args.out / "summary.md").write_text(text)
     (args.out / CHECKSUMS).write_text(checksums(args.out))
     print(text, end="")
