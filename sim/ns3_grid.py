@@ -373,6 +373,21 @@ def follow_section(out, pts):
     return "\n".join(lines) + "\n"
 
 
+def keep_regime(out, regime_args, prog):
+    """Creates 'out' and records in out/grid.json the options its runs are
+    of; exits if it holds runs of other options: the runs kept must be of
+    one command, or their summary would mix regimes."""
+    out.mkdir(parents=True, exist_ok=True)
+    config = out / "grid.json"
+    if config.exists():
+        kept = json.loads(config.read_text())
+        if kept != regime_args:
+            sys.exit(f"{prog}: {out} holds runs of '{' '.join(kept)}', "
+                     f"not '{' '.join(regime_args)}'")
+    else:
+        config.write_text(json.dumps(regime_args) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True,
@@ -424,17 +439,8 @@ def main(argv=None):
                  [float(x) for x in args.loads.split(",")], schemes,
                  range(1, args.seeds + 1))
 
-    # The runs kept must be of this command: refuse to mix regimes.
-    args.out.mkdir(parents=True, exist_ok=True)
-    config = args.out / "grid.json"
     regime_args = [str(a) for a in common]
-    if config.exists():
-        kept = json.loads(config.read_text())
-        if kept != regime_args:
-            sys.exit(f"ns3_grid: {args.out} holds runs of "
-                     f"'{' '.join(kept)}', not '{' '.join(regime_args)}'")
-    else:
-        config.write_text(json.dumps(regime_args) + "\n")
+    keep_regime(args.out, regime_args, "ns3_grid")
 
     if args.verify:
         sys.exit(1 if verify(args.out, common, pts) else 0)

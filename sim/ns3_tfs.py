@@ -39,7 +39,6 @@ interval).
 """
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -47,7 +46,8 @@ from pathlib import Path
 
 from eval.static_sweep import interval_rng, mean_ci, pooled, ratio_ci
 from sim.ns3_eval import NS3, read_flows, run_ns3
-from sim.ns3_grid import CHECKSUMS, checksums, gzip_to, progress
+from sim.ns3_grid import (CHECKSUMS, checksums, gzip_to, keep_regime,
+                          progress)
 from testbed import markdown
 from testbed.micro import percentile
 
@@ -248,15 +248,7 @@ def main(argv=None):
               "--workload", BACKGROUND.relative_to(REPO), "--load", args.load,
               "--queries", args.queries, "--query-load", 0.1]
     regime_args = [str(a) for a in common]
-    args.out.mkdir(parents=True, exist_ok=True)
-    config = args.out / "grid.json"
-    if config.exists():
-        kept = json.loads(config.read_text())
-        if kept != regime_args:
-            sys.exit(f"ns3_tfs: {args.out} holds runs of "
-                     f"'{' '.join(kept)}', not '{' '.join(regime_args)}'")
-    else:
-        config.write_text(json.dumps(regime_args) + "\n")
+    keep_regime(args.out, regime_args, "ns3_tfs")
     seeds = range(1, args.seeds + 1)
     pts = [(s, seed) for seed in seeds for s in schemes]
     if not args.summary_only:
