@@ -121,9 +121,9 @@ class Switch:
         time."""
         t0 = time.time()
         for i in range(0, len(frames), batch):
-            due = t0 + i / rate
-            if due > time.time():
-                time.sleep(due - time.time())
+            # One reading of the clock: between two, the due time can pass
+            # and the wait turn negative.
+            time.sleep(max(0.0, t0 + i / rate - time.time()))
             self.src.send(frames[i:i + batch])
         return t0
 
