@@ -178,12 +178,18 @@ def run_point(out, common, point):
     # so, and running it again would give the same.
     if trace:
         gzip_to(trace, out / f"{name}.trace.csv.gz")
-    gzip_to(tmp, csv_gz)
-    txt.write_text(" ".join(f"{k}={v}" for k, v in s.items()
-                            if k not in ("completed", "thresholds", "rows",
-                                         "trace"))
-                   + "\n")
+    keep_run(out, name, s, tmp)
     return True
+
+
+def keep_run(out, name, s, flows_tmp):
+    """Keeps a finished run in 'out': its flows from 'flows_tmp' as
+    NAME.csv.gz, and its summary 's' (run_ns3()'s) as the line NAME.txt."""
+    gzip_to(flows_tmp, out / f"{name}.csv.gz")
+    (out / f"{name}.txt").write_text(
+        " ".join(f"{k}={v}" for k, v in s.items()
+                 if k not in ("completed", "thresholds", "rows", "trace"))
+        + "\n")
 
 
 def gzip_to(src, dst):
@@ -238,6 +244,21 @@ def verify(out, common, pts):
             print(f"{name}: {'the same' if same else 'DIFFERENT'}",
                   flush=True)
     return differ
+
+
+def run_all(pts, kept, run):
+    """run(p) for each point of 'pts' in turn, with a progress bar on
+    stderr; 'kept(p)' says whether p's run is kept already, and run(p)
+    whether it ran."""
+    t0, ran = time.monotonic(), 0
+    done = sum(kept(p) for p in pts)
+    progress(done, len(pts), ran, 0)
+    for p in pts:
+        if run(p):
+            ran += 1
+            done += 1
+            progress(done, len(pts), ran, time.monotonic() - t0)
+    print(file=sys.stderr)
 
 
 def progress(done, total, ran, elapsed):
@@ -445,15 +466,8 @@ def main(argv=None):
     if args.verify:
         sys.exit(1 if verify(args.out, common, pts) else 0)
     if not args.summary_only:
-        t0, ran = time.monotonic(), 0
-        done = sum((args.out / f"{tag(*p)}.csv.gz").exists() for p in pts)
-        progress(done, len(pts), ran, 0)
-        for p in pts:
-            if run_point(args.out, common, p):
-                ran += 1
-                done += 1
-                progress(done, len(pts), ran, time.monotonic() - t0)
-        print(file=sys.stderr)
+        run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
+                lambda p: run_point(args.out, common, p))
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
     text = (summary(args.out, pts, regime, args.warmup_s, args.against)

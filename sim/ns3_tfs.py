@@ -41,13 +41,13 @@ interval).
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
-from eval.static_sweep import interval_rng, mean_ci, pooled, ratio_ci
+from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci, pooled,
+                               ratio_ci)
 from sim.ns3_eval import NS3, read_flows, run_ns3
-from sim.ns3_grid import (CHECKSUMS, checksums, gzip_to, keep_regime,
-                          progress)
+from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, keep_run,
+                          run_all)
 from testbed import markdown
 from testbed.micro import percentile
 
@@ -65,7 +65,7 @@ SCHEMES = {
 # p99.9, TFS p99.9).
 LETTER = {20000: (2.63, 1.17, 165, 82), 80000: (73.90, 67.27, 334, 300)}
 # A quantile needs this many values pooled to be more than the maximum.
-MIN_POOLED = {0.99: 1000, 0.999: 10000}
+MIN_POOLED = {0.99: P99_MIN_FLOWS, 0.999: 10 * P99_MIN_FLOWS}
 
 
 def tag(scheme, seed):
@@ -81,10 +81,7 @@ def run_point(out, common, scheme, seed):
     tmp = out / f"{name}.csv.tmp"
     s = run_ns3(*common, "--seed", seed, *SCHEMES[scheme], flows_csv=tmp,
                 check=False, timeout=None)
-    gzip_to(tmp, csv_gz)
-    txt.write_text(" ".join(f"{k}={v}" for k, v in s.items()
-                            if k not in ("completed", "thresholds", "rows"))
-                   + "\n")
+    keep_run(out, name, s, tmp)
     return True
 
 
@@ -126,8 +123,11 @@ def summary(out, schemes, seeds, warmup_s, regime, rto_ms):
                 kept.setdefault(s, {})[seed] = read_flows(path)
     if not kept:
         return "No run kept yet.\n"
-    times = {s: {seed: queries(rows, warmup_s)[0]
-                 for seed, rows in runs.items()} for s, runs in kept.items()}
+    # {scheme: {seed: (response times by size, queries not completed)}}
+    parsed = {s: {seed: queries(rows, warmup_s)
+                  for seed, rows in runs.items()} for s, runs in kept.items()}
+    times = {s: {seed: q[0] for seed, q in runs.items()}
+             for s, runs in parsed.items()}
     sizes = sorted({size for t in times.values() for q in t.values()
                     for size in q})
     lines = ["# TFS's simulation on ns-3 (seed 004, §5)", "",
@@ -201,7 +201,7 @@ def summary(out, schemes, seeds, warmup_s, regime, rto_ms):
             sent += int(st["host_packets"])
             tardy += sum(r["tardy"] for r in rows)
             flows += len(rows)
-            missing += queries(rows, warmup_s)[1]
+            missing += parsed[s][seed][1]
             for r in rows:
                 if r["fct_ms"] is None or r["start_s"] < warmup_s:
                     continue
@@ -252,18 +252,11 @@ def main(argv=None):
     seeds = range(1, args.seeds + 1)
     pts = [(s, seed) for seed in seeds for s in schemes]
     if not args.summary_only:
-        t0, ran = time.monotonic(), 0
-        done = sum((args.out / f"{tag(*p)}.csv.gz").exists() for p in pts)
-        progress(done, len(pts), ran, 0)
         # The CDF's path, relative in grid.json, is the repository's.
         run_args = [str(BACKGROUND) if a == str(BACKGROUND.relative_to(REPO))
                     else a for a in regime_args]
-        for p in pts:
-            if run_point(args.out, run_args, *p):
-                ran += 1
-                done += 1
-                progress(done, len(pts), ran, time.monotonic() - t0)
-        print(file=sys.stderr)
+        run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
+                lambda p: run_point(args.out, run_args, *p))
     regime = f"{NS3.name} {' '.join(regime_args)} --seed S --scheme ..."
     text = summary(args.out, schemes, seeds, args.warmup_s, regime,
                    args.min_rto_ms)
