@@ -267,9 +267,43 @@ static struct ovs_list awafs_list OVS_GUARDED_BY(awafs_mutex)
 /* The AWAFS clock, in microseconds: the TSC, which the PMD threads read
  * without a system call. */
 static int64_t
+awafs_tsc_to_us(uint64_t tsc)
+{
+    return tsc / (rte_get_tsc_hz() / 1000000);
+}
+
+static int64_t
 awafs_now_us(void)
 {
-    return rte_get_tsc_cycles() / (rte_get_tsc_hz() / 1000000);
+    return awafs_tsc_to_us(rte_get_tsc_cycles());
+}
+
+/* A batch's time, read once, on first use: the TSC costs tens of cycles in
+ * a VM, and a batch needs the time for completions and for byte-free
+ * segments' budget, or not at all. */
+struct awafs_clock {
+    uint64_t tsc;               /* 0 until read. */
+    int64_t us;                 /* -1 until computed. */
+};
+
+#define AWAFS_CLOCK_INIT { .tsc = 0, .us = -1 }
+
+static uint64_t
+awafs_clock_tsc(struct awafs_clock *c)
+{
+    if (!c->tsc) {
+        c->tsc = rte_get_tsc_cycles();
+    }
+    return c->tsc;
+}
+
+static int64_t
+awafs_clock_us(struct awafs_clock *c)
+{
+    if (c->us < 0) {
+        c->us = awafs_tsc_to_us(awafs_clock_tsc(c));
+    }
+    return c->us;
 }
 
 /* The scheduler's clock for queued packets: the TSC in units of 1024 cycles
@@ -1933,8 +1967,7 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
 /* The queue for a packet parsed into 'h' ('r' the parse result) from the
  * 'head_len' bytes at 'data', and the completions it reports, under the
  * port's trust mode; 'beta' is nonnull with karuna. */
-/* '*now_us' is the batch's time, read on first use (-1 until then): host
- * mode needs it only for completions. */
+/* 'clock' is the batch's: host mode reads it only for completions. */
 static unsigned int
 awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
@@ -1942,10 +1975,11 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_thresholds *beta,
                    const uint8_t *data, uint32_t head_len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
-                   int64_t *now_us, bool *byte_free_refused)
+                   struct awafs_clock *clock, bool *byte_free_refused)
 {
     struct awafs_flow_result fr;
     struct awafs_flow_key key;
+    int64_t now_us;
 
     if (p->trust == AWAFS_TRUST_HOST) {
         enum awafs_flow_type type;
@@ -1959,18 +1993,13 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
         }
         type = awafs_karuna_type(h->karuna);
         /* Each counted once despite GSO copies of the option (awafs.h). */
-        if (awafs_hdr_counts_completion(h) || awafs_hdr_counts_prev(h)) {
-            if (*now_us < 0) {
-                *now_us = awafs_now_us();
-            }
-            if (awafs_hdr_counts_completion(h)) {
-                awafs_qos_host_complete(aq, tq, data, h, *now_us,
-                                        h->flow_size, type);
-            }
-            if (awafs_hdr_counts_prev(h)) {
-                awafs_qos_host_complete(aq, tq, data, h, *now_us,
-                                        h->prev_size, type);
-            }
+        if (awafs_hdr_counts_completion(h)) {
+            awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
+                                    h->flow_size, type);
+        }
+        if (awafs_hdr_counts_prev(h)) {
+            awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
+                                    h->prev_size, type);
         }
         if (beta) {
             return awafs_qos_karuna_queue(tq, thr, beta, h, type,
@@ -1982,14 +2011,12 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
         || !awafs_flow_key_from_frame(data, head_len, h, &key)) {
         return p->default_queue;
     }
-    if (*now_us < 0) {
-        *now_us = awafs_now_us();
-    }
+    now_us = awafs_clock_us(clock);
     awafs_flowtab_update(tq->flows, &key, h, p->trust == AWAFS_TRUST_VERIFY,
-                         *now_us, p->idle_us, thr, &fr);
+                         now_us, p->idle_us, thr, &fr);
     *byte_free_refused = fr.byte_free_refused;
     for (int i = 0; i < fr.n_completed; i++) {
-        awafs_qos_complete(aq, tq, *now_us, fr.completed[i],
+        awafs_qos_complete(aq, tq, now_us, fr.completed[i],
                            fr.completed_type[i], key.src);
     }
     if (beta) {
@@ -2003,9 +2030,8 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
  * carries, in every trust mode (docs/design.md, "Byte-free segments"): a
  * TCP frame padded past the Ethernet minimum goes to the lowest queue, and
  * a TCP segment without payload to queue 0 only within the instance's
- * budget for them (and, with a flow table, its source's).  '*tsc' is the
- * batch's TSC, read on first use (0 until then): a port that sends ACKs
- * has many byte-free segments. */
+ * budget for them (and, with a flow table, its source's).  'clock' is the
+ * batch's. */
 static unsigned int
 awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
@@ -2013,11 +2039,11 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_thresholds *beta,
                    const uint8_t *data, uint32_t head_len, uint32_t len,
                    enum awafs_parse_result r, const struct awafs_hdr *h,
-                   int64_t *now_us, uint64_t *tsc)
+                   struct awafs_clock *clock)
 {
     bool byte_free_refused = false;
     unsigned int q = awafs_qos_classify__(aq, tq, p, thr, beta, data,
-                                          head_len, r, h, now_us,
+                                          head_len, r, h, clock,
                                           &byte_free_refused);
 
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
@@ -2031,10 +2057,8 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
         if (byte_free_refused) {
             return p->n_queues - 1;
         }
-        if (!*tsc) {
-            *tsc = rte_get_tsc_cycles();
-        }
-        return awafs_byte_free_queue(&tq->byte_free, *tsc, len, p->n_queues,
+        return awafs_byte_free_queue(&tq->byte_free, awafs_clock_tsc(clock),
+                                     len, p->n_queues,
                                      &tq->byte_free_over);
     }
     return q;
@@ -2067,8 +2091,8 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
         = p->tunnel ? ovsrcu_get(struct awafs_tunnel_ports *, &awafs_tunnels)
                     : NULL;
     struct awafs_batch *b = &tq->batch;
-    int64_t now_us = -1;
-    uint64_t bytes = 0, tsc = 0;
+    struct awafs_clock clock = AWAFS_CLOCK_INIT;
+    uint64_t bytes = 0;
     uint32_t n_not_ip = 0;
 
     for (int i = 0; i < n; i++) {
@@ -2099,8 +2123,7 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
             r = awafs_parse_head(data, head_len, len, tunnels, &h,
                                  &tq->parse);
             b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
-                                              head_len, len, r, &h, &now_us,
-                                              &tsc);
+                                              head_len, len, r, &h, &clock);
             if (p->ecn_threshold) {
                 b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
                 b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
