@@ -140,13 +140,28 @@ $(TSAN_BIN): tests/tsan/stress-core.c $(CORE_SRCS) $(CORE_HDRS)
 NS3_LIBS := -lns3-core -lns3-network -lns3-internet -lns3-point-to-point \
 	-lns3-traffic-control
 NS3_CXXFLAGS := -std=c++17 -O2 -g -Werror -Wall -Wextra -Ilib -Inetdev-ext
+NS3_SRCS := $(sort $(wildcard sim/ns3/*.cc))
+NS3_OBJS := $(patsubst sim/ns3/%.cc,$(B)/ns3/%.o,$(NS3_SRCS))
 
 ns3: $(BIN)/awafs-ns3
 
-$(BIN)/awafs-ns3: sim/ns3/awafs-ns3.cc $(CORE_HDRS) $(CORE)/libawafs.a \
-		netdev-ext/netdev-dpdk-awafs-keys.def
+$(BIN)/awafs-ns3: $(NS3_OBJS) $(CORE)/libawafs.a
 	@mkdir -p $(@D)
-	$(CXX) $(NS3_CXXFLAGS) $< $(CORE)/libawafs.a $(NS3_LIBS) -lm -o $@
+	$(CXX) $(NS3_CXXFLAGS) $(NS3_OBJS) $(CORE)/libawafs.a $(NS3_LIBS) -lm \
+		-o $@
+
+$(B)/ns3/%.o: sim/ns3/%.cc $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(NS3_CXXFLAGS) -c $< -o $@
+
+# Each source's own headers (sim/ns3/).
+$(B)/ns3/awafs-ns3.o: $(addprefix sim/ns3/,awafs-queue-disc.h \
+	clos-routing.h five-tuple.h options.h srpt-queue-disc.h)
+$(B)/ns3/awafs-queue-disc.o: sim/ns3/awafs-queue-disc.h
+$(B)/ns3/srpt-queue-disc.o: sim/ns3/srpt-queue-disc.h sim/ns3/five-tuple.h
+$(B)/ns3/clos-routing.o: sim/ns3/clos-routing.h sim/ns3/five-tuple.h
+$(B)/ns3/options.o: sim/ns3/options.h sim/ns3/awafs-queue-disc.h \
+	netdev-ext/netdev-dpdk-awafs-keys.def
 
 # ---- the host agent (BPF, libbpf) ----------------------------------------
 
