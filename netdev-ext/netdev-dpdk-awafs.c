@@ -1966,8 +1966,8 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
 
 /* The queue for a packet parsed into 'h' ('r' the parse result) from the
  * 'head_len' bytes at 'data', and the completions it reports, under the
- * port's trust mode; 'beta' is nonnull with karuna. */
-/* 'clock' is the batch's: host mode reads it only for completions. */
+ * port's trust mode; 'beta' is nonnull with karuna.  'clock' is the
+ * batch's: host mode reads it only for completions. */
 static unsigned int
 awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                    const struct awafs_qos_params *p,
