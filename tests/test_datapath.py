@@ -251,11 +251,12 @@ def test_auto_measures_the_load_from_its_first_rounds(sw):
                        "max-rate": 2000000})
     frames = completion_frames([5000] * 600)
     wire_bits = (len(frames[0]) + 24) * 8
-    sw.play(frames, rate=800)
+    rate = 800
+    sw.play(frames, rate=rate)
     _, details, _ = sw.sb.qos_show("p1")
-    busy = min(1.0, len(frames) / 800 / (time.monotonic() - start))
+    busy = min(1.0, len(frames) / rate / (time.monotonic() - start))
     load = float(details["model-load"]) / 100
-    offered = 800 * wire_bits / 2000000
+    offered = rate * wire_bits / 2000000
     assert 0.5 * offered * busy < load < 1.2 * offered, (load, offered, busy)
 
 
