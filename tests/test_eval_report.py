@@ -189,6 +189,19 @@ def test_seeds_are_pooled_with_an_interval(tmp_path):
     # (nearest rank), those of 5 kB 1 and 2 ms, those of 90 kB 3 and 6.
     assert "| pias | cache-load50-fifo | 3.00 | 6.00 | 6.00 | - | 1.50 | " \
         "4.50 |" in section
+    # Every flow: fifo's six (1, 3, 50; 2, 6, 50 ms) against the best
+    # static's (0.5, 1.5, 50; 1, 3, 50 ms): 18.67 against 17.67 ms, +5.7 %;
+    # the 2 MB flows took 50 ms; the hetero runs are not in it.
+    every = section.split("Every flow of the pias experiment")[1]
+    row = next(line for line in every.splitlines()
+               if line.startswith("| cache-load50-fifo |"))
+    m = re.fullmatch(r"\| cache-load50-fifo \| 6 \| 18\.67 \| \+5\.7 % "
+                     r"\[([+-][\d.]+), ([+-][\d.]+)\] \| - \| 50\.0 \| - \|",
+                     row)
+    assert m and float(m[1]) <= 5.7 <= float(m[2]), row
+    assert "| cache-load50-static-refpct | 6 | 17.67 | (the best static) |" \
+        in every
+    assert "load50-awafs-refpct" not in every
 
 
 def test_learning_schemes_are_compared_after_their_start_up(tmp_path):
