@@ -34,7 +34,12 @@
  * workload, it weighs the bytes each level carries: the size distribution
  * decides the thresholds, not only the load.
  *
- * Both objectives are sums over consecutive threshold pairs, so the optimum
+ * AWAFS_FCT_MLFQ_SLOWDOWN solves the same model for the mean slowdown (each
+ * flow's FCT over its size) instead: a flow then weighs the inverse of its
+ * size, and the short flows' waits decide the thresholds, where in the mean
+ * FCT the few largest flows' own bytes can outweigh them.
+ *
+ * Every objective is a sum over consecutive threshold pairs, so the optimum
  * over thresholds placed at the distribution's points is a dynamic program:
  * best[j][l] is the least cost of j levels that finish the first l points,
  * best[j][l] = min over i <= l of best[j - 1][i] + cost(i, l), in
@@ -194,6 +199,16 @@ fct_slowdown(const struct fct_sums *s, const struct fct_boundary *lo,
     return (hi->wait * inverses + flows) / (1 - lo->rho) / s->total;
 }
 
+/* What awafs_fct_solve() minimises for 'model' at the level between
+ * boundaries 'lo' and 'hi'. */
+static double
+fct_objective(enum awafs_fct_model model, const struct fct_sums *s,
+              const struct fct_boundary *lo, const struct fct_boundary *hi)
+{
+    return (model == AWAFS_FCT_MLFQ_SLOWDOWN ? fct_slowdown(s, lo, hi)
+            : fct_cost(model, s, lo, hi));
+}
+
 /* Fills what 'plan' says of each queue from its boundaries 'b' (the first
  * at 0 bytes, the last above every size). */
 static void
@@ -207,7 +222,7 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
         double flows = (s->count[b[j + 1].l] - s->count[b[j].l]) / s->total;
 
         plan->mean += cost;
-        if (model == AWAFS_FCT_MLFQ) {
+        if (model != AWAFS_FCT_KARUNA) {
             plan->slowdown += fct_slowdown(s, &b[j], &b[j + 1]);
         }
         plan->queue_flows[j] = flows;
@@ -246,7 +261,7 @@ awafs_fct_solve(enum awafs_fct_model model,
         return false;
     }
     for (size_t l = 0; l <= s.n; l++) {
-        best[0][l] = fct_cost(model, &s, &s.at[0], &s.at[l]);
+        best[0][l] = fct_objective(model, &s, &s.at[0], &s.at[l]);
         from[0][l] = 0;
     }
     for (uint32_t j = 1; j < k; j++) {
@@ -256,8 +271,9 @@ awafs_fct_solve(enum awafs_fct_model model,
             best[j][l] = best[j - 1][l];
             from[j][l] = l;
             for (size_t i = l; i-- > 0;) {
-                double c = best[j - 1][i] + fct_cost(model, &s, &s.at[i],
-                                                     &s.at[l]);
+                double c = best[j - 1][i] + fct_objective(model, &s,
+                                                          &s.at[i],
+                                                          &s.at[l]);
 
                 if (c < best[j][l]) {
                     best[j][l] = c;

@@ -777,11 +777,14 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
  * that margin: a few large flows' own bytes can make up most of the mean
  * FCT, hiding what every short flow waits.  The optima of successive
  * windows of a steady workload can differ in slowdown by more than the
- * margin alone (they are optima of the mean), so a change needs more. */
+ * margin alone (they are optima of the mean), so a change needs more.
+ * (Solved for the mean slowdown, AWAFS_FCT_MLFQ_SLOWDOWN, the two swap:
+ * the margin is on the slowdown, the gain on the mean FCT.) */
 #define AWAFS_FCT_SLOWDOWN_GAIN 2
 
 enum awafs_fct_model {
     AWAFS_FCT_MLFQ,             /* M/G/1 with multilevel service. */
+    AWAFS_FCT_MLFQ_SLOWDOWN,    /* The same, solved for its mean slowdown. */
     AWAFS_FCT_KARUNA,           /* PIAS's and Karuna's: flow fractions. */
 };
 
@@ -797,15 +800,15 @@ struct awafs_fct_plan {
     uint32_t n_queues;
     uint64_t thr[AWAFS_MAX_THRESHOLDS];
     double mean;                            /* Mean FCT of all flows. */
-    double slowdown;        /* AWAFS_FCT_MLFQ: the flows' mean FCT over
+    double slowdown;        /* AWAFS_FCT_MLFQ*: the flows' mean FCT over
                              * their sizes (1: none waits); 0 otherwise. */
     double queue_fct[AWAFS_MAX_QUEUES];     /* Of the flows ending in each. */
     double queue_flows[AWAFS_MAX_QUEUES];   /* Share of flows ending there. */
 };
 
 /* The 'n_queues' - 1 thresholds, at sizes of 'points' (ascending sizes),
- * that minimise 'model''s mean FCT at 'load' (of the port's rate, kept
- * below 0.99).  False if 'points' hold no flow or 'n_queues' is out of
+ * that minimise 'model''s mean FCT (AWAFS_FCT_MLFQ_SLOWDOWN: its mean
+ * slowdown) at 'load' (of the port's rate, kept below 0.99).  False if 'points' hold no flow or 'n_queues' is out of
  * range.  Floating point: never on a PMD thread. */
 bool awafs_fct_solve(enum awafs_fct_model, const struct awafs_fct_point *,
                      size_t n, uint32_t n_queues, double load,
@@ -911,6 +914,8 @@ struct awafs_config {
     uint32_t ring_capacity;                     /* Completions in flight. */
     bool minimise_fct;          /* Thresholds that minimise the FCT model
                                  * (awafs_fct_solve()), not 'pct_milli'. */
+    enum awafs_fct_model fct_model;     /* With 'minimise_fct': MLFQ or
+                                         * MLFQ_SLOWDOWN. */
     bool weigh_sources;         /* Histogram window only: see
                                  * awafs_histwin_weigh_sources(). */
     /* Adaptive mode: every learned set keeps threshold i within
@@ -934,7 +939,8 @@ struct awafs_adapt_stats {
     uint64_t samples_pruned;    /* Aged out of the window. */
     uint64_t samples_evicted;   /* Pushed out by a full window. */
     uint64_t model_kept;        /* 'minimise_fct' rounds that kept the set:
-                                 * its predicted mean and slowdown within
+                                 * its predicted objective and the other
+                                 * measure (mean FCT or slowdown) within
                                  * the margins of AWAFS_FCT_HYSTERESIS and
                                  * AWAFS_FCT_SLOWDOWN_GAIN of the
                                  * optimum's. */

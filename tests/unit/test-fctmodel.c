@@ -85,49 +85,82 @@ random_points(struct awafs_fct_point *p, size_t n, unsigned int *seed)
     }
 }
 
-/* Every split of up to 32 points into k <= 4 queues: the solver's plan is
- * the cheapest, and its mean is the model's. */
+/* Every split of up to 32 points into k <= 4 queues: the plan of 'model'
+ * (AWAFS_FCT_MLFQ or its _SLOWDOWN) is the cheapest in what it minimises,
+ * and its mean and slowdown are the model's.  Returns the plans, for
+ * 'trials' random cases, in 'plans'. */
 static void
-test_solver_matches_brute_force(void **state)
+check_solver_against_brute_force(enum awafs_fct_model model,
+                                 struct awafs_fct_plan *plans, int trials)
 {
+    bool by_slowdown = model == AWAFS_FCT_MLFQ_SLOWDOWN;
     unsigned int seed = 1;
 
-    (void) state;
-    for (int trial = 0; trial < 60; trial++) {
+    for (int trial = 0; trial < trials; trial++) {
         struct awafs_fct_point p[32];
         size_t n = 1 + rand_r(&seed) % 32;
         uint32_t k = 2 + trial % 3;
         double load = (rand_r(&seed) % 95) / 100.0;
-        double brute = INFINITY, slowdown;
-        struct awafs_fct_plan plan;
+        double brute = INFINITY, slowdown, mean, got;
+        struct awafs_fct_plan *plan = &plans[trial];
         size_t b[AWAFS_MAX_THRESHOLDS] = { 0 };
 
         random_points(p, n, &seed);
-        assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, p, n, k, load, &plan));
+        assert_true(awafs_fct_solve(model, p, n, k, load, plan));
         do {
             uint64_t thr[AWAFS_MAX_THRESHOLDS];
 
             for (uint32_t j = 0; j < k - 1; j++) {
                 thr[j] = b[j] ? p[b[j] - 1].size : 0;
             }
-            brute = fmin(brute, direct_mean_fct(p, n, k, load, thr));
+            mean = direct_fct(p, n, k, load, thr, &slowdown);
+            brute = fmin(brute, by_slowdown ? slowdown : mean);
         } while (next_split(b, k - 1, n));
-        if (fabs(plan.mean - brute) > 1e-9 * brute) {
+        got = by_slowdown ? plan->slowdown : plan->mean;
+        if (fabs(got - brute) > 1e-9 * brute) {
             fail_msg("trial %d: solver %.12g, brute force %.12g", trial,
-                     plan.mean, brute);
+                     got, brute);
         }
-        if (fabs(direct_fct(p, n, k, load, plan.thr, &slowdown) - plan.mean)
-            > 1e-9 * plan.mean) {
+        mean = direct_fct(p, n, k, load, plan->thr, &slowdown);
+        if (fabs(mean - plan->mean) > 1e-9 * plan->mean) {
             fail_msg("trial %d: the plan's mean is not the model's", trial);
         }
-        if (fabs(slowdown - plan.slowdown) > 1e-9 * slowdown
-            || plan.slowdown < 1) {
+        if (fabs(slowdown - plan->slowdown) > 1e-9 * slowdown
+            || plan->slowdown < 1) {
             fail_msg("trial %d: slowdown %.12g, the model's %.12g", trial,
-                     plan.slowdown, slowdown);
+                     plan->slowdown, slowdown);
         }
         for (uint32_t j = 1; j < k - 1; j++) {
-            assert_true(plan.thr[j] >= plan.thr[j - 1]);
+            assert_true(plan->thr[j] >= plan->thr[j - 1]);
         }
+    }
+}
+
+static void
+test_solver_matches_brute_force(void **state)
+{
+    struct awafs_fct_plan plans[60];
+
+    (void) state;
+    check_solver_against_brute_force(AWAFS_FCT_MLFQ, plans, 60);
+}
+
+/* Solved for the mean slowdown: the least slowdown of every split, and on
+ * the same cases never a lower mean FCT or a higher slowdown than the plan
+ * solved for the mean. */
+static void
+test_slowdown_solver_matches_brute_force(void **state)
+{
+    struct awafs_fct_plan by_mean[60], by_slowdown[60];
+
+    (void) state;
+    check_solver_against_brute_force(AWAFS_FCT_MLFQ, by_mean, 60);
+    check_solver_against_brute_force(AWAFS_FCT_MLFQ_SLOWDOWN, by_slowdown,
+                                     60);
+    for (int i = 0; i < 60; i++) {
+        assert_true(by_slowdown[i].mean >= by_mean[i].mean * (1 - 1e-9));
+        assert_true(by_slowdown[i].slowdown
+                    <= by_mean[i].slowdown * (1 + 1e-9));
     }
 }
 
@@ -182,41 +215,53 @@ test_karuna_objective_agrees_with_slsqp(void **state)
 static void
 test_degenerate_input(void **state)
 {
+    static const enum awafs_fct_model models[] = {
+        AWAFS_FCT_MLFQ, AWAFS_FCT_MLFQ_SLOWDOWN,
+    };
     struct awafs_fct_point one = { 1500, 40 }, none = { 1500, 0 };
+    struct awafs_fct_point empty_flows[] = { { 0, 5 }, { 1500, 40 } };
     struct awafs_fct_point flat[64];
     struct awafs_fct_plan plan;
 
     (void) state;
-    /* Nothing to weigh. */
-    assert_false(awafs_fct_solve(AWAFS_FCT_MLFQ, NULL, 0, 4, 0.5, &plan));
-    assert_false(awafs_fct_solve(AWAFS_FCT_MLFQ, &none, 1, 4, 0.5, &plan));
-    assert_false(awafs_fct_solve(AWAFS_FCT_MLFQ, &one, 1, 1, 0.5, &plan));
-    assert_false(awafs_fct_solve(AWAFS_FCT_MLFQ, &one, 1, 9, 0.5, &plan));
-    /* One size: every threshold there, the mean its M/G/1 FCFS time. */
-    assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, &one, 1, 4, 0.5, &plan));
-    for (int j = 0; j < 3; j++) {
-        assert_int_equal(plan.thr[j], 1500);
-    }
-    assert_true(fabs(plan.mean - (0.5 * 1500 / 2 / 0.5 + 1500)) < 1e-6);
-    /* Load at or above 1, or below 0: kept in [0, 0.99]. */
     for (int i = 0; i < 64; i++) {
         flat[i].size = 100 << (i / 4);
         flat[i].count = 7;
     }
-    for (double load = -1; load <= 3; load += 0.5) {
-        assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, flat, 64, 8, load,
-                                    &plan));
-        assert_true(isfinite(plan.mean) && plan.mean > 0);
-        for (int j = 0; j < 8; j++) {
-            assert_true(isfinite(plan.queue_fct[j]));
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        enum awafs_fct_model model = models[m];
+
+        /* Nothing to weigh. */
+        assert_false(awafs_fct_solve(model, NULL, 0, 4, 0.5, &plan));
+        assert_false(awafs_fct_solve(model, &none, 1, 4, 0.5, &plan));
+        assert_false(awafs_fct_solve(model, &one, 1, 1, 0.5, &plan));
+        assert_false(awafs_fct_solve(model, &one, 1, 9, 0.5, &plan));
+        /* One size: every threshold there, the mean its M/G/1 FCFS time. */
+        assert_true(awafs_fct_solve(model, &one, 1, 4, 0.5, &plan));
+        for (int j = 0; j < 3; j++) {
+            assert_int_equal(plan.thr[j], 1500);
         }
-        for (int j = 1; j < 7; j++) {
-            assert_true(plan.thr[j] >= plan.thr[j - 1]);
+        assert_true(fabs(plan.mean - (0.5 * 1500 / 2 / 0.5 + 1500)) < 1e-6);
+        /* Flows of no bytes (a bare FIN's completion): a slowdown as if
+         * of one byte, finite. */
+        assert_true(awafs_fct_solve(model, empty_flows, 2, 2, 0.5, &plan));
+        assert_true(isfinite(plan.slowdown) && plan.slowdown >= 1);
+        /* Load at or above 1, or below 0: kept in [0, 0.99]. */
+        for (double load = -1; load <= 3; load += 0.5) {
+            assert_true(awafs_fct_solve(model, flat, 64, 8, load, &plan));
+            assert_true(isfinite(plan.mean) && plan.mean > 0);
+            assert_true(isfinite(plan.slowdown) && plan.slowdown >= 1);
+            for (int j = 0; j < 8; j++) {
+                assert_true(isfinite(plan.queue_fct[j]));
+            }
+            for (int j = 1; j < 7; j++) {
+                assert_true(plan.thr[j] >= plan.thr[j - 1]);
+            }
         }
+        /* No load, no waiting: every flow takes its own size. */
+        assert_true(awafs_fct_solve(model, flat, 64, 4, 0, &plan));
+        assert_true(plan.mean > 0);
     }
-    /* No load, no waiting: every flow takes its own size. */
-    assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, flat, 64, 4, 0, &plan));
-    assert_true(plan.mean > 0);
 }
 
 /* The model is distribution-aware: a workload of many small flows and a
@@ -352,6 +397,7 @@ AWAFS_UNIT_MAIN(fctmodel)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solver_matches_brute_force),
+        cmocka_unit_test(test_slowdown_solver_matches_brute_force),
         cmocka_unit_test(test_karuna_objective_agrees_with_slsqp),
         cmocka_unit_test(test_degenerate_input),
         cmocka_unit_test(test_thresholds_follow_the_distribution),
