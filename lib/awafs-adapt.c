@@ -146,6 +146,11 @@ awafs_config_check(const struct awafs_config *cfg)
     if (cfg->weigh_sources && cfg->window_kind != AWAFS_WINDOW_HISTOGRAM) {
         return "window-weight=source needs window-type=histogram";
     }
+    if (cfg->minimise_fct && cfg->fct_model != AWAFS_FCT_MLFQ
+        && cfg->fct_model != AWAFS_FCT_MLFQ_SLOWDOWN) {
+        return "percentiles=auto minimises the multilevel model's mean FCT "
+               "or mean slowdown";
+    }
     if (cfg->minimise_fct && cfg->window_kind == AWAFS_WINDOW_EXACT
         && cfg->window_capacity > WINDOW_MAX_CAPACITY_MODEL) {
         return "percentiles=auto sorts an exact window each round: its "
@@ -464,30 +469,35 @@ window_points(struct awafs_adapt *a)
 /* Fills 'thr' with the FCT model's optimum for the window of 'n_samples'
  * and the load (within the configured bounds), and returns true, if it
  * beats the set in force by more than the margin of AWAFS_FCT_HYSTERESIS in
- * mean FCT, or halves its mean slowdown and more than that margin. */
+ * what it minimises (the mean FCT, or the mean slowdown), or by more than
+ * AWAFS_FCT_SLOWDOWN_GAIN times that margin in the other. */
 static bool
 adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
     double margin = AWAFS_FCT_HYSTERESIS + 1 / sqrt(n_samples);
+    enum awafs_fct_model model = a->cfg.fct_model;
     uint32_t k = a->cfg.n_queues;
     struct awafs_fct_plan best, cur;
     size_t n = window_points(a);
+    bool by_slowdown = model == AWAFS_FCT_MLFQ_SLOWDOWN;
 
-    if (!awafs_fct_solve(AWAFS_FCT_MLFQ, a->points, n, k, a->load, &best)
-        || !awafs_fct_evaluate(AWAFS_FCT_MLFQ, a->points, n, k, a->load,
-                               a->cur.thr, &cur)) {
+    if (!awafs_fct_solve(model, a->points, n, k, a->load, &best)
+        || !awafs_fct_evaluate(model, a->points, n, k, a->load, a->cur.thr,
+                               &cur)) {
         return false;
     }
     memcpy(thr, best.thr, (k - 1) * sizeof thr[0]);
     if (clamp_to_bounds(&a->cfg, thr)) {
         /* The optimum clamped: what the model predicts of that set. */
-        awafs_fct_evaluate(AWAFS_FCT_MLFQ, a->points, n, k, a->load, thr,
-                           &best);
+        awafs_fct_evaluate(model, a->points, n, k, a->load, thr, &best);
     }
     a->have_plan = true;
-    if (cur.mean <= best.mean * (1 + margin)
-        && cur.slowdown <= AWAFS_FCT_SLOWDOWN_GAIN * best.slowdown
-                           * (1 + margin)) {
+    if ((by_slowdown ? cur.slowdown : cur.mean)
+        <= (by_slowdown ? best.slowdown : best.mean) * (1 + margin)
+        && (by_slowdown ? cur.mean : cur.slowdown)
+           <= AWAFS_FCT_SLOWDOWN_GAIN * (by_slowdown ? best.mean
+                                                    : best.slowdown)
+              * (1 + margin)) {
         a->plan = cur;
         a->stats.model_kept++;
         return false;

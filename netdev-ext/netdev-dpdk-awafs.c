@@ -560,6 +560,10 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
         }
         p->key[AWAFS_KEY_PERCENTILES] = 1;
         p->core.minimise_fct = true;
+        p->core.fct_model = (awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "slowdown")
+                             ? AWAFS_FCT_MLFQ_SLOWDOWN : AWAFS_FCT_MLFQ);
+    } else if (smap_get(details, "objective")) {
+        return xstrdup("objective: only with percentiles=auto");
     } else {
         AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_PERCENTILES,
                                      sieve - 1));
@@ -1582,6 +1586,9 @@ awafs_key_applies(const struct awafs_qos_params *p, enum awafs_key_id id)
         || id == AWAFS_KEY_AGING_MIN_TIMEOUTS
         || id == AWAFS_KEY_AGING_MAX_TIMEOUTS) {
         return p->karuna;
+    }
+    if (id == AWAFS_KEY_OBJECTIVE) {
+        return p->core.minimise_fct;
     }
     return id != AWAFS_KEY_RTO_MIN_US || p->trust != AWAFS_TRUST_HOST;
 }

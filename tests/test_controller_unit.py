@@ -301,6 +301,9 @@ BAD_CONFIGS = [
     ({"tunnel": "on"}, 'tunnel: "on" is neither "auto" nor "off"'),
     ({"karuna": "on", "percentiles": "auto"},
      'percentiles: "auto" cannot go with karuna=on'),
+    ({"objective": "slowdown"}, "objective: only with percentiles=auto"),
+    ({"percentiles": "auto", "objective": "fastest"},
+     'objective: "fastest" is neither "fct" nor "slowdown"'),
     ({"window-weight": "source", "window-type": "exact"},
      "window-weight=source needs window-type=histogram"),
     ({"window-weight": "sender"},
@@ -333,6 +336,7 @@ GOOD_CONFIGS = [
      "rto-min-us": "50000"},
     {"tunnel": "off", "trust": "switch"},
     {"queues": "8", "percentiles": "auto", "thresholds": "1,2,3,4,5,6,7"},
+    {"percentiles": "auto", "objective": "slowdown"},
 ]
 
 

@@ -164,6 +164,8 @@ def validate(cfg):
         if karuna:
             raise ConfigError('percentiles: "auto" cannot go with karuna=on')
         percentiles = default_percentiles
+    elif "objective" in cfg:
+        raise ConfigError("objective: only with percentiles=auto")
     else:
         percentiles = (_list(cfg, "percentiles", sieve - 1,
                              _percentile_milli) or default_percentiles)

@@ -6,6 +6,7 @@
 #endif
 #include "awafs-unit.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #define MS 1000
@@ -428,6 +429,11 @@ test_config_check(void **state)
     assert_non_null(strstr(awafs_config_check(&c), "at most 65536"));
     c.window_kind = AWAFS_WINDOW_HISTOGRAM;
     assert_null(awafs_config_check(&c));
+    /* The model is solved for its mean FCT or its mean slowdown. */
+    c.fct_model = AWAFS_FCT_MLFQ_SLOWDOWN;
+    assert_null(awafs_config_check(&c));
+    c.fct_model = AWAFS_FCT_KARUNA;
+    assert_non_null(strstr(awafs_config_check(&c), "mean slowdown"));
     /* Sources are weighed in the histogram window only. */
     awafs_config_default(&c, 2);
     c.weigh_sources = true;
@@ -456,6 +462,59 @@ test_config_check(void **state)
                         "min-thresholds and max-thresholds");
     c.adaptive = false;             /* Static mode moves nothing. */
     assert_null(awafs_config_check(&c));
+}
+
+/* percentiles=auto publishes the optimum of what it is configured to
+ * minimise: on an exact window of a mix, the solver's set for the mean FCT
+ * or for the mean slowdown, which differ, and what the model predicts of
+ * it. */
+static void
+test_model_minimises_the_configured_objective(void **state)
+{
+    static const struct awafs_fct_point mix[] = {
+        { 100, 30 }, { 300, 15 }, { 1000, 15 }, { 3000, 10 },
+        { 10000, 10 }, { 30000, 10 }, { 300000, 5 }, { 3000000, 5 },
+    };
+    static const enum awafs_fct_model models[] = {
+        AWAFS_FCT_MLFQ, AWAFS_FCT_MLFQ_SLOWDOWN,
+    };
+    uint64_t first[2];
+
+    (void) state;
+    for (int m = 0; m < 2; m++) {
+        struct awafs_config c = config(3);
+        struct awafs_fct_plan want, plan;
+        struct awafs_thresholds t;
+        struct awafs_adapt *a;
+
+        c.window_kind = AWAFS_WINDOW_EXACT;
+        c.minimise_fct = true;
+        c.fct_model = models[m];
+        c.init_thr[0] = 10000000;
+        c.init_thr[1] = 20000000;
+        a = awafs_adapt_create(&c);
+        assert_non_null(a);
+        awafs_adapt_set_load(a, 0.8);
+        for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) {
+            for (uint64_t j = 0; j < mix[i].count; j++) {
+                awafs_ring_push(awafs_adapt_ring(a), 100 * MS, mix[i].size);
+            }
+        }
+        assert_true(awafs_adapt_update(a, 200 * MS, &t));
+        assert_true(awafs_fct_solve(models[m], mix, 8, 3, 0.8, &want));
+        assert_int_equal(t.thr[0], want.thr[0]);
+        assert_int_equal(t.thr[1], want.thr[1]);
+        assert_true(awafs_adapt_get_plan(a, &plan));
+        assert_true(fabs(plan.mean - want.mean) <= 1e-9 * want.mean);
+        assert_true(fabs(plan.slowdown - want.slowdown)
+                    <= 1e-9 * want.slowdown);
+        first[m] = t.thr[0];
+        awafs_adapt_destroy(a);
+    }
+    /* Solved for the slowdown, fewer flows share queue 0 with the heads of
+     * the long ones: 10 kB and below, against 30 kB. */
+    assert_int_equal(first[0], 30000);
+    assert_int_equal(first[1], 10000);
 }
 
 /* Whatever the window holds, every learned set stays within the bounds:
@@ -826,6 +885,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_sources_weighed_through_the_ring),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_weighs_the_slowdown),
+        cmocka_unit_test(test_model_minimises_the_configured_objective),
         cmocka_unit_test(test_learned_thresholds_stay_within_bounds),
         cmocka_unit_test(test_minimise_fct_reconfigures_in_place),
         cmocka_unit_test(
