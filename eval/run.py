@@ -178,6 +178,10 @@ def pias_schemes(workload, load):
                                      [round(p, 1) for p in ws_pos])},
         "awafs-auto": {**PIAS_QOS, "mode": "adaptive",
                        "thresholds": csvlist(ws), "percentiles": "auto"},
+        "awafs-auto-slowdown": {**PIAS_QOS, "mode": "adaptive",
+                                "thresholds": csvlist(ws),
+                                "percentiles": "auto",
+                                "objective": "slowdown"},
     }
     matched = f"pias-{workload}"
     if matched not in schemes:
