@@ -344,6 +344,7 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
                        StringValue(o.scheme == "auto" ? "auto"
                                    : !o.percentiles.empty() ? o.percentiles
                                    : DefaultPercentiles(o.queues)));
+    disc->SetAttribute("Objective", StringValue(o.objective));
     disc->SetAttribute("WindowMs", UintegerValue(o.window_ms));
     disc->SetAttribute("IntervalMs", UintegerValue(o.interval_ms));
     disc->SetAttribute("MinSamples", UintegerValue(o.min_samples));

@@ -128,6 +128,13 @@ AwafsQueueDisc::GetTypeId()
                           StringValue("10"),
                           MakeStringAccessor(&AwafsQueueDisc::m_percentiles),
                           MakeStringChecker())
+            .AddAttribute("Objective",
+                          "With auto: what its thresholds minimise in the "
+                          "model, fct (mean FCT) or slowdown (mean "
+                          "slowdown).",
+                          StringValue("fct"),
+                          MakeStringAccessor(&AwafsQueueDisc::m_objective),
+                          MakeStringChecker())
             .AddAttribute("WindowMs", "W_update, ms.", UintegerValue(1000),
                           MakeUintegerAccessor(&AwafsQueueDisc::m_windowMs),
                           MakeUintegerChecker<uint32_t>())
@@ -280,8 +287,15 @@ AwafsQueueDisc::ConfigError()
         }
         m_cfg.init_thr[i] = (uint64_t) thr[i];
     }
+    if (m_objective != "fct" && m_objective != "slowdown") {
+        return "objective: fct or slowdown, not '" + m_objective + "'";
+    }
     if (m_percentiles == "auto") {
         m_cfg.minimise_fct = true;
+        m_cfg.fct_model = (m_objective == "slowdown"
+                           ? AWAFS_FCT_MLFQ_SLOWDOWN : AWAFS_FCT_MLFQ);
+    } else if (m_objective != "fct") {
+        return "objective: only with percentiles auto";
     } else if (!ParseList(m_percentiles, &pct)
                || pct.size() != m_queues - 1) {
         return "percentiles: " + std::to_string(m_queues) + " queues take "

@@ -125,6 +125,7 @@ class AwafsQueueDisc : public ns3::QueueDisc
     std::string m_trust;
     std::string m_thresholds;
     std::string m_percentiles;
+    std::string m_objective;
     uint32_t m_windowMs;
     uint32_t m_intervalMs;
     uint32_t m_minSamples;

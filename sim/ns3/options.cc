@@ -116,6 +116,8 @@ const char USAGE[] =
     "  --thresholds LIST  K-1 bytes: fixed (static, pias: no default) or\n"
     "                     initial (awafs, auto) (1000000 each)\n"
     "  --percentiles LIST K-1 RefPct values of awafs (10,20,...)\n"
+    "  --objective O      auto: fct | slowdown, what its thresholds\n"
+    "                     minimise in the model (fct)\n"
     "  --window-ms N      W_update (1000)\n"
     "  --interval-ms N    T_schedule (200)\n"
     "  --min-samples N    completions before an update (10)\n"
@@ -360,6 +362,12 @@ ParseOptions(int argc, char **argv)
             o.thresholds = value;
         } else if (name == "percentiles") {
             o.percentiles = value;
+        } else if (name == "objective") {
+            if (value != "fct" && value != "slowdown") {
+                Usage("--objective must be fct or slowdown, not '" + value
+                      + "'");
+            }
+            o.objective = value;
         } else if (name == "window-ms") {
             o.window_ms = ParseKey(name, value);
         } else if (name == "interval-ms") {

@@ -52,6 +52,7 @@ struct Options {
     uint32_t queues = 2;
     std::string thresholds;             /* Default: 1000000 each. */
     std::string percentiles;            /* Default: 10, 20, ... */
+    std::string objective = "fct";      /* Of percentiles=auto. */
     uint32_t window_ms = 1000;
     uint32_t interval_ms = 200;
     uint32_t min_samples = 10;
