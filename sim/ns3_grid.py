@@ -100,6 +100,12 @@ def points(workloads, loads, schemes, seeds):
             for seed in seeds for s in tier]
 
 
+def is_static(scheme):
+    """Whether 'scheme' is one of the best static thresholds' candidates:
+    the sweep's, or PIAS's matched to the workload."""
+    return scheme == "pias-matched" or bool(STATIC.match(scheme))
+
+
 def known(scheme):
     return scheme in HEADLINE + MORE + ["auto-slowdown", "pias-matched"] \
         or bool(STATIC.match(scheme))
@@ -307,8 +313,9 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     """The markdown table of every point with at least one finished run,
     of the flows that started 'warmup_s' or later into their run; each
     scheme's short mean against scheme 'against' at its point or, without
-    it, against the best static-refpct scheme there (the best static
-    thresholds in hindsight of the sweep), where one ran."""
+    it, against the best static scheme there (the best static thresholds
+    in hindsight: of the sweep's static-refpct schemes and pias-matched,
+    the one with the lowest short mean), where one ran."""
     lines = [f"Leaf-spine on ns-3: {regime}.", "",
              "Short flows: at most 100 kB, pooled over the seeds; the "
              "interval is a 95 % bootstrap of their mean (resampled within "
@@ -317,8 +324,9 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
              f"least {P99_MIN_FLOWS} are pooled, else their max. Against "
              f"{against or 'the best static'}: the change of the short mean "
              "against "
-             + (f"{against}'s" if against else "the static-refpct scheme of "
-                "the lowest one")
+             + (f"{against}'s" if against else "the static scheme (the "
+                "sweep's static-refpct ones and pias-matched) of the lowest "
+                "one")
              + " at that point, with its 95 % bootstrap interval "
              "(eval/static_sweep.py's ratio_ci()).", "",
              *([f"Flows that started in a run's first {warmup_s:g} s "
@@ -339,7 +347,7 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     kept = {k: v for k, v in kept.items() if v}
     best = {}
     for (w, load, s, part), (_, short, _, _, _) in kept.items():
-        if (s == against if against else STATIC.match(s)) and short:
+        if (s == against if against else is_static(s)) and short:
             m = statistics.mean(pooled(short))
             if (w, load, part) not in best or m < best[w, load, part][1]:
                 best[w, load, part] = (s, m, short)
@@ -438,7 +446,8 @@ def main(argv=None):
                     f"that OUT/{CHECKSUMS} lists, and compare their flows "
                     "with it (exit status 1 if any differ)")
     ap.add_argument("--against", help="a scheme each scheme's short mean "
-                    "is compared with (default: the best static-refpct)")
+                    "is compared with (default: the best static, "
+                    "pias-matched or a static-refpct)")
     ap.add_argument("--warmup-s", type=float, default=0.0,
                     help="leave out of the summary the flows that started "
                     "this early in their run")

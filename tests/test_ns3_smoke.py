@@ -443,21 +443,24 @@ def test_the_grid_runs_each_point_once(tmp_path):
 
 
 def test_the_grid_compares_with_the_best_static(tmp_path):
-    """With static-refpct schemes at a point, the summary marks the lowest
-    short mean among them "(best)" and gives every other scheme's change
-    against it with an interval; --against names another reference."""
+    """With static schemes at a point (static-refpct ones and
+    pias-matched), the summary marks the lowest short mean among them
+    "(best)" and gives every other scheme's change against it with an
+    interval; --against names another reference."""
     from sim import ns3_grid
 
     args = ["--out", tmp_path, "--flows", 30, "--seeds", 1, "--workloads",
             "cache", "--loads", "0.5", "--schemes",
-            "static-refpct,static-refpct-x2,awafs",
+            "static-refpct,static-refpct-x2,pias-matched,awafs",
             "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
     ns3_grid.main(list(map(str, args)))
     rows = {line.split(" | ")[2]: line.split(" | ")[-1].rstrip(" |")
             for line in (tmp_path / "summary.md").read_text().splitlines()
             if line.startswith("| cache |")}
-    statics = [rows["static-refpct"], rows["static-refpct-x2"]]
-    assert sorted(statics)[0] == "(best)" and "%" in sorted(statics)[1]
+    statics = sorted([rows["static-refpct"], rows["static-refpct-x2"],
+                      rows["pias-matched"]])
+    assert statics[0] == "(best)", rows
+    assert all("%" in cell for cell in statics[1:]), rows
     assert re.fullmatch(r"[+-]\d+\.\d % \[[+-]\d+\.\d, [+-]\d+\.\d\]",
                         rows["awafs"]), rows
     # Against a scheme named instead, from the runs kept.
