@@ -480,6 +480,7 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     struct awafs_fct_plan best, cur;
     size_t n = window_points(a);
     bool by_slowdown = model == AWAFS_FCT_MLFQ_SLOWDOWN;
+    double cur_goal, best_goal, cur_other, best_other;
 
     if (!awafs_fct_solve(model, a->points, n, k, a->load, &best)
         || !awafs_fct_evaluate(model, a->points, n, k, a->load, a->cur.thr,
@@ -492,12 +493,13 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
         awafs_fct_evaluate(model, a->points, n, k, a->load, thr, &best);
     }
     a->have_plan = true;
-    if ((by_slowdown ? cur.slowdown : cur.mean)
-        <= (by_slowdown ? best.slowdown : best.mean) * (1 + margin)
-        && (by_slowdown ? cur.mean : cur.slowdown)
-           <= AWAFS_FCT_SLOWDOWN_GAIN * (by_slowdown ? best.mean
-                                                    : best.slowdown)
-              * (1 + margin)) {
+    /* What the solver minimised, and the other measure. */
+    cur_goal = by_slowdown ? cur.slowdown : cur.mean;
+    best_goal = by_slowdown ? best.slowdown : best.mean;
+    cur_other = by_slowdown ? cur.mean : cur.slowdown;
+    best_other = by_slowdown ? best.mean : best.slowdown;
+    if (cur_goal <= best_goal * (1 + margin)
+        && cur_other <= AWAFS_FCT_SLOWDOWN_GAIN * best_other * (1 + margin)) {
         a->plan = cur;
         a->stats.model_kept++;
         return false;

@@ -800,7 +800,7 @@ struct awafs_fct_plan {
     uint32_t n_queues;
     uint64_t thr[AWAFS_MAX_THRESHOLDS];
     double mean;                            /* Mean FCT of all flows. */
-    double slowdown;        /* AWAFS_FCT_MLFQ*: the flows' mean FCT over
+    double slowdown;        /* Both MLFQ models: the flows' mean FCT over
                              * their sizes (1: none waits); 0 otherwise. */
     double queue_fct[AWAFS_MAX_QUEUES];     /* Of the flows ending in each. */
     double queue_flows[AWAFS_MAX_QUEUES];   /* Share of flows ending there. */
@@ -808,8 +808,9 @@ struct awafs_fct_plan {
 
 /* The 'n_queues' - 1 thresholds, at sizes of 'points' (ascending sizes),
  * that minimise 'model''s mean FCT (AWAFS_FCT_MLFQ_SLOWDOWN: its mean
- * slowdown) at 'load' (of the port's rate, kept below 0.99).  False if 'points' hold no flow or 'n_queues' is out of
- * range.  Floating point: never on a PMD thread. */
+ * slowdown) at 'load' (of the port's rate, kept below 0.99).  False if
+ * 'points' hold no flow or 'n_queues' is out of range.  Floating point:
+ * never on a PMD thread. */
 bool awafs_fct_solve(enum awafs_fct_model, const struct awafs_fct_point *,
                      size_t n, uint32_t n_queues, double load,
                      struct awafs_fct_plan *);
