@@ -107,8 +107,7 @@ def is_static(scheme):
 
 
 def known(scheme):
-    return scheme in HEADLINE + MORE + ["auto-slowdown", "pias-matched"] \
-        or bool(STATIC.match(scheme))
+    return scheme in HEADLINE + MORE + ["auto-slowdown"] or is_static(scheme)
 
 
 def parts(workload):
