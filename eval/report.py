@@ -411,6 +411,14 @@ def size_bucket(size):
     return next(i for i, (top, _) in enumerate(SIZE_BUCKETS) if size <= top)
 
 
+def fcts_by_size(flows):
+    """[the FCTs (ms) of the flows in each SIZE_BUCKETS bucket]."""
+    out = [[] for _ in SIZE_BUCKETS]
+    for r in flows:
+        out[size_bucket(int(r["size"]))].append(int(r["fct_us"]) / 1000)
+    return out
+
+
 def slowdown_by_size(flows):
     """[mean slowdown of the flows in each SIZE_BUCKETS bucket, or None]."""
     sums = [[0.0, 0] for _ in SIZE_BUCKETS]
@@ -786,10 +794,7 @@ def seeds_short_table(groups):
         if not flows:
             continue
         fcts = [int(r["fct_us"]) / 1000 for r in flows]
-        by_size = [[] for _ in buckets]
-        for r in flows:
-            by_size[size_bucket(int(r["size"]))].append(
-                int(r["fct_us"]) / 1000)
+        by_size = fcts_by_size(flows)[:len(buckets)]
         means = [f"{mean(v):.2f}" if v else "-" for v in by_size]
         lines.append(markdown.row([
             exp, name, *(f"{percentile(fcts, q):.2f}"
@@ -830,15 +835,11 @@ def seeds_all_table(groups, best):
                                      interval_rng("all", exp, name, *top))
             against = f"{pct:+.1f} % [{lo:+.1f}, {hi:+.1f}]"
         fcts = [v for g in mine.values() for v in g]
-        by_size = {b: [] for b in buckets}
-        for run in groups[exp, name].values():
-            for r in run.flows:
-                label = SIZE_BUCKETS[size_bucket(int(r["size"]))][1]
-                if label in by_size:
-                    by_size[label].append(int(r["fct_us"]) / 1000)
+        by_size = fcts_by_size([r for run in groups[exp, name].values()
+                                for r in run.flows])[-len(buckets):]
         lines.append(markdown.row([
             name, len(fcts), f"{mean(fcts):.2f}", against,
-            *(f"{mean(v):.1f}" if v else "-" for v in by_size.values())]))
+            *(f"{mean(v):.1f}" if v else "-" for v in by_size)]))
     return lines
 
 
