@@ -87,6 +87,7 @@ awafs_config_default(struct awafs_config *cfg, uint32_t n_queues)
     cfg->min_samples = 20;
     cfg->window_capacity = 32768;
     cfg->ring_capacity = 4096;
+    cfg->short_size = AWAFS_FCT_SHORT_SIZE;
 }
 
 const char *
@@ -147,9 +148,14 @@ awafs_config_check(const struct awafs_config *cfg)
         return "window-weight=source needs window-type=histogram";
     }
     if (cfg->minimise_fct && cfg->fct_model != AWAFS_FCT_MLFQ
-        && cfg->fct_model != AWAFS_FCT_MLFQ_SLOWDOWN) {
-        return "percentiles=auto minimises the multilevel model's mean FCT "
-               "or mean slowdown";
+        && cfg->fct_model != AWAFS_FCT_MLFQ_SLOWDOWN
+        && cfg->fct_model != AWAFS_FCT_MLFQ_SHORT) {
+        return "percentiles=auto minimises the multilevel model's mean FCT, "
+               "mean slowdown or short flows' mean FCT";
+    }
+    if (cfg->minimise_fct && cfg->fct_model == AWAFS_FCT_MLFQ_SHORT
+        && !cfg->short_size) {
+        return "short-size must be at least 1 byte";
     }
     if (cfg->minimise_fct && cfg->window_kind == AWAFS_WINDOW_EXACT
         && cfg->window_capacity > WINDOW_MAX_CAPACITY_MODEL) {
@@ -469,35 +475,45 @@ window_points(struct awafs_adapt *a)
 /* Fills 'thr' with the FCT model's optimum for the window of 'n_samples'
  * and the load (within the configured bounds), and returns true, if it
  * beats the set in force by more than the margin of AWAFS_FCT_HYSTERESIS in
- * what it minimises (the mean FCT, or the mean slowdown), or by more than
- * AWAFS_FCT_SLOWDOWN_GAIN times that margin in the other. */
+ * what it minimises (the mean FCT, the mean slowdown, or the short flows'
+ * mean FCT), or by more than AWAFS_FCT_SLOWDOWN_GAIN times that margin in
+ * the other (the mean slowdown for the first, the mean FCT otherwise). */
 static bool
 adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
     double margin = AWAFS_FCT_HYSTERESIS + 1 / sqrt(n_samples);
     enum awafs_fct_model model = a->cfg.fct_model;
+    uint64_t short_size = a->cfg.short_size;
     uint32_t k = a->cfg.n_queues;
     struct awafs_fct_plan best, cur;
     size_t n = window_points(a);
-    bool by_slowdown = model == AWAFS_FCT_MLFQ_SLOWDOWN;
     double cur_goal, best_goal, cur_other, best_other;
 
-    if (!awafs_fct_solve(model, a->points, n, k, a->load, &best)
-        || !awafs_fct_evaluate(model, a->points, n, k, a->load, a->cur.thr,
-                               &cur)) {
+    if (!awafs_fct_solve(model, short_size, a->points, n, k, a->load, &best)
+        || !awafs_fct_evaluate(model, short_size, a->points, n, k, a->load,
+                               a->cur.thr, &cur)) {
         return false;
     }
     memcpy(thr, best.thr, (k - 1) * sizeof thr[0]);
     if (clamp_to_bounds(&a->cfg, thr)) {
         /* The optimum clamped: what the model predicts of that set. */
-        awafs_fct_evaluate(model, a->points, n, k, a->load, thr, &best);
+        awafs_fct_evaluate(model, short_size, a->points, n, k, a->load, thr,
+                           &best);
     }
     a->have_plan = true;
     /* What the solver minimised, and the other measure. */
-    cur_goal = by_slowdown ? cur.slowdown : cur.mean;
-    best_goal = by_slowdown ? best.slowdown : best.mean;
-    cur_other = by_slowdown ? cur.mean : cur.slowdown;
-    best_other = by_slowdown ? best.mean : best.slowdown;
+    if (model == AWAFS_FCT_MLFQ_SLOWDOWN) {
+        cur_goal = cur.slowdown;
+        best_goal = best.slowdown;
+    } else if (model == AWAFS_FCT_MLFQ_SHORT) {
+        cur_goal = cur.short_mean;
+        best_goal = best.short_mean;
+    } else {
+        cur_goal = cur.mean;
+        best_goal = best.mean;
+    }
+    cur_other = model == AWAFS_FCT_MLFQ ? cur.slowdown : cur.mean;
+    best_other = model == AWAFS_FCT_MLFQ ? best.slowdown : best.mean;
     if (cur_goal <= best_goal * (1 + margin)
         && cur_other <= AWAFS_FCT_SLOWDOWN_GAIN * best_other * (1 + margin)) {
         a->plan = cur;

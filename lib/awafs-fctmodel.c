@@ -38,6 +38,12 @@
  * flow's FCT over its size) instead: a flow then weighs the inverse of its
  * size, and the short flows' waits decide the thresholds, where in the mean
  * FCT the few largest flows' own bytes can outweigh them.
+ * AWAFS_FCT_MLFQ_SHORT solves it for the mean FCT of the flows up to a size
+ * (the measure of the literature's short flows), each larger flow weighing
+ * AWAFS_FCT_LONG_WEIGHT: the mean FCT of every flow is nearly flat in the
+ * thresholds that short flows pass, so its optimum places them where its
+ * ties fall, and the slowdown favours the smallest flows over the
+ * 10-100 kB ones that take most of the short flows' time.
  *
  * Every objective is a sum over consecutive threshold pairs, so the optimum
  * over thresholds placed at the distribution's points is a dynamic program:
@@ -80,6 +86,14 @@ struct fct_sums {
     double squares[AWAFS_FCT_MAX_POINTS + 1];
     double inverses[AWAFS_FCT_MAX_POINTS + 1];  /* Of the sizes, for the
                                                  * slowdown. */
+    /* AWAFS_FCT_MLFQ_SHORT: the flows and bytes weighted as its mean
+     * weighs them, and those of the short flows alone. */
+    double weighted_total;
+    double weighted_count[AWAFS_FCT_MAX_POINTS + 1];
+    double weighted_bytes[AWAFS_FCT_MAX_POINTS + 1];
+    double short_total;
+    double short_count[AWAFS_FCT_MAX_POINTS + 1];
+    double short_bytes[AWAFS_FCT_MAX_POINTS + 1];
     /* The boundary after each group, at the group's largest size. */
     struct fct_boundary at[AWAFS_FCT_MAX_POINTS + 1];
 };
@@ -108,11 +122,11 @@ fct_boundary_at(const struct fct_sums *s, size_t l, double a)
 }
 
 /* Groups 'points' (ascending sizes) into at most AWAFS_FCT_MAX_POINTS
- * groups of about equal counts and sums them up in 's'.  False if there is
- * nothing to weigh. */
+ * groups of about equal counts and sums them up in 's', flows up to
+ * 'short_size' bytes as short.  False if there is nothing to weigh. */
 static bool
 fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
-              size_t n, double load)
+              size_t n, uint64_t short_size, double load)
 {
     double total = 0, seen = 0, per_group;
     size_t g = 0;
@@ -129,6 +143,8 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
     per_group = total / AWAFS_FCT_MAX_POINTS;
     for (size_t i = 0; i < n; i++) {
         double c = points[i].count, x = points[i].size;
+        bool is_short = points[i].size <= short_size;
+        double w = is_short ? 1 : AWAFS_FCT_LONG_WEIGHT;
 
         if (!points[i].count) {
             continue;
@@ -138,6 +154,10 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
         s->bytes[g + 1] += c * x;
         s->squares[g + 1] += c * x * x;
         s->inverses[g + 1] += c / (x > 1 ? x : 1);
+        s->weighted_count[g + 1] += w * c;
+        s->weighted_bytes[g + 1] += w * c * x;
+        s->short_count[g + 1] += is_short ? c : 0;
+        s->short_bytes[g + 1] += is_short ? c * x : 0;
         s->size[g] = points[i].size;
         if ((n <= AWAFS_FCT_MAX_POINTS || seen >= (g + 1) * per_group)
             && g + 1 < AWAFS_FCT_MAX_POINTS) {
@@ -153,8 +173,14 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
         s->bytes[l] += s->bytes[l - 1];
         s->squares[l] += s->squares[l - 1];
         s->inverses[l] += s->inverses[l - 1];
+        s->weighted_count[l] += s->weighted_count[l - 1];
+        s->weighted_bytes[l] += s->weighted_bytes[l - 1];
+        s->short_count[l] += s->short_count[l - 1];
+        s->short_bytes[l] += s->short_bytes[l - 1];
     }
     s->total = s->count[s->n];
+    s->weighted_total = s->weighted_count[s->n];
+    s->short_total = s->short_count[s->n];
     s->mean = s->bytes[s->n] / s->total;
     s->load = load > 0 ? (load < MAX_LOAD ? load : MAX_LOAD) : 0;
     s->lambda = s->load / s->mean;
@@ -164,26 +190,38 @@ fct_sums_init(struct fct_sums *s, const struct awafs_fct_point *points,
     return true;
 }
 
+/* The share of a mean over 'total' flows, of which 'count[l]' and
+ * 'bytes[l]' (prefix sums) are the flows and their bytes below boundary l,
+ * that the flows ending at the level between boundaries 'lo' and 'hi' take
+ * in AWAFS_FCT_MLFQ: each of size x takes (W(hi) + x) / (1 - rho(lo)). */
+static double
+fct_partial_mean(const double *count, const double *bytes, double total,
+                 const struct fct_boundary *lo, const struct fct_boundary *hi)
+{
+    double flows = total > 0 ? (count[hi->l] - count[lo->l]) / total : 0;
+
+    if (flows <= 0) {
+        return 0;
+    }
+    return (hi->wait * flows + (bytes[hi->l] - bytes[lo->l]) / total)
+           / (1 - lo->rho);
+}
+
 /* The share of the mean FCT of the flows that end at the level between
  * boundaries 'lo' and 'hi'. */
 static double
 fct_cost(enum awafs_fct_model model, const struct fct_sums *s,
          const struct fct_boundary *lo, const struct fct_boundary *hi)
 {
-    double flows = (s->count[hi->l] - s->count[lo->l]) / s->total;
-
-    if (flows <= 0) {
-        return 0;
-    }
     if (model == AWAFS_FCT_KARUNA) {
+        double flows = (s->count[hi->l] - s->count[lo->l]) / s->total;
         double above = s->count[lo->l] / s->total;
 
-        return flows * s->load / (1 - s->load * above) * (1 - above);
-    } else {
-        return (hi->wait * flows
-                + (s->bytes[hi->l] - s->bytes[lo->l]) / s->total)
-               / (1 - lo->rho);
+        return (flows > 0
+                ? flows * s->load / (1 - s->load * above) * (1 - above)
+                : 0);
     }
+    return fct_partial_mean(s->count, s->bytes, s->total, lo, hi);
 }
 
 /* The share of the mean slowdown (FCT over size) of the flows that end at
@@ -205,8 +243,17 @@ static double
 fct_objective(enum awafs_fct_model model, const struct fct_sums *s,
               const struct fct_boundary *lo, const struct fct_boundary *hi)
 {
-    return (model == AWAFS_FCT_MLFQ_SLOWDOWN ? fct_slowdown(s, lo, hi)
-            : fct_cost(model, s, lo, hi));
+    switch (model) {
+    case AWAFS_FCT_MLFQ_SLOWDOWN:
+        return fct_slowdown(s, lo, hi);
+    case AWAFS_FCT_MLFQ_SHORT:
+        return fct_partial_mean(s->weighted_count, s->weighted_bytes,
+                                s->weighted_total, lo, hi);
+    case AWAFS_FCT_MLFQ:
+    case AWAFS_FCT_KARUNA:
+    default:
+        return fct_cost(model, s, lo, hi);
+    }
 }
 
 /* Fills what 'plan' says of each queue from its boundaries 'b' (the first
@@ -217,6 +264,7 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
 {
     plan->mean = 0;
     plan->slowdown = 0;
+    plan->short_mean = 0;
     for (uint32_t j = 0; j < plan->n_queues; j++) {
         double cost = fct_cost(model, s, &b[j], &b[j + 1]);
         double flows = (s->count[b[j + 1].l] - s->count[b[j].l]) / s->total;
@@ -224,6 +272,12 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
         plan->mean += cost;
         if (model != AWAFS_FCT_KARUNA) {
             plan->slowdown += fct_slowdown(s, &b[j], &b[j + 1]);
+        }
+        if (model == AWAFS_FCT_MLFQ_SHORT) {
+            plan->short_mean += fct_partial_mean(s->short_count,
+                                                 s->short_bytes,
+                                                 s->short_total,
+                                                 &b[j], &b[j + 1]);
         }
         plan->queue_flows[j] = flows;
         plan->queue_fct[j] = flows > 0 ? cost / flows : 0;
@@ -234,11 +288,12 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
  * the queues are out of range or 'points' hold no flow. */
 static bool
 fct_begin(struct fct_sums *s, const struct awafs_fct_point *points, size_t n,
-          uint32_t n_queues, double load, struct awafs_fct_plan *plan)
+          uint64_t short_size, uint32_t n_queues, double load,
+          struct awafs_fct_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     if (n_queues < AWAFS_MIN_QUEUES || n_queues > AWAFS_MAX_QUEUES
-        || !fct_sums_init(s, points, n, load)) {
+        || !fct_sums_init(s, points, n, short_size, load)) {
         return false;
     }
     plan->n_queues = n_queues;
@@ -246,7 +301,7 @@ fct_begin(struct fct_sums *s, const struct awafs_fct_point *points, size_t n,
 }
 
 bool
-awafs_fct_solve(enum awafs_fct_model model,
+awafs_fct_solve(enum awafs_fct_model model, uint64_t short_size,
                 const struct awafs_fct_point *points, size_t n,
                 uint32_t n_queues, double load, struct awafs_fct_plan *plan)
 {
@@ -257,7 +312,7 @@ awafs_fct_solve(enum awafs_fct_model model,
     size_t end;
     uint32_t k = n_queues;
 
-    if (!fct_begin(&s, points, n, k, load, plan)) {
+    if (!fct_begin(&s, points, n, short_size, k, load, plan)) {
         return false;
     }
     for (size_t l = 0; l <= s.n; l++) {
@@ -294,7 +349,7 @@ awafs_fct_solve(enum awafs_fct_model model,
 }
 
 bool
-awafs_fct_evaluate(enum awafs_fct_model model,
+awafs_fct_evaluate(enum awafs_fct_model model, uint64_t short_size,
                    const struct awafs_fct_point *points, size_t n,
                    uint32_t n_queues, double load, const uint64_t *thr,
                    struct awafs_fct_plan *plan)
@@ -304,7 +359,7 @@ awafs_fct_evaluate(enum awafs_fct_model model,
     uint32_t k = n_queues;
     size_t l = 0;
 
-    if (!fct_begin(&s, points, n, k, load, plan)) {
+    if (!fct_begin(&s, points, n, short_size, k, load, plan)) {
         return false;
     }
     /* A flow of size x ends in the first queue whose threshold is at least

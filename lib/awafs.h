@@ -779,14 +779,28 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
  * windows of a steady workload can differ in slowdown by more than the
  * margin alone (they are optima of the mean), so a change needs more.
  * (Solved for the mean slowdown, AWAFS_FCT_MLFQ_SLOWDOWN, the two swap:
- * the margin is on the slowdown, the gain on the mean FCT.) */
+ * the margin is on the slowdown, the gain on the mean FCT; solved for the
+ * short flows, AWAFS_FCT_MLFQ_SHORT, the margin is on their mean FCT, the
+ * gain on every flow's.) */
 #define AWAFS_FCT_SLOWDOWN_GAIN 2
 
 enum awafs_fct_model {
     AWAFS_FCT_MLFQ,             /* M/G/1 with multilevel service. */
     AWAFS_FCT_MLFQ_SLOWDOWN,    /* The same, solved for its mean slowdown. */
+    AWAFS_FCT_MLFQ_SHORT,       /* The same, solved for the mean FCT of the
+                                 * flows up to a size, the larger ones
+                                 * weighing AWAFS_FCT_LONG_WEIGHT each. */
     AWAFS_FCT_KARUNA,           /* PIAS's and Karuna's: flow fractions. */
 };
+
+/* What a flow above the short size weighs in AWAFS_FCT_MLFQ_SHORT's mean,
+ * a short flow weighing 1: enough to order the levels that hold no short
+ * flow (which cost short flows nothing), too little to trade a short
+ * flow's wait for theirs. */
+#define AWAFS_FCT_LONG_WEIGHT 0.01
+/* The size up to which a flow is short unless configured otherwise: the
+ * literature's (PIAS, Karuna, the thesis: (0, 100 KB]). */
+#define AWAFS_FCT_SHORT_SIZE 100000
 
 /* 'count' flows of 'size' bytes. */
 struct awafs_fct_point {
@@ -800,24 +814,30 @@ struct awafs_fct_plan {
     uint32_t n_queues;
     uint64_t thr[AWAFS_MAX_THRESHOLDS];
     double mean;                            /* Mean FCT of all flows. */
-    double slowdown;        /* Both MLFQ models: the flows' mean FCT over
+    double slowdown;        /* MLFQ models: the flows' mean FCT over
                              * their sizes (1: none waits); 0 otherwise. */
+    double short_mean;      /* AWAFS_FCT_MLFQ_SHORT: mean FCT of the flows
+                             * up to the short size (0: none); 0
+                             * otherwise. */
     double queue_fct[AWAFS_MAX_QUEUES];     /* Of the flows ending in each. */
     double queue_flows[AWAFS_MAX_QUEUES];   /* Share of flows ending there. */
 };
 
 /* The 'n_queues' - 1 thresholds, at sizes of 'points' (ascending sizes),
  * that minimise 'model''s mean FCT (AWAFS_FCT_MLFQ_SLOWDOWN: its mean
- * slowdown) at 'load' (of the port's rate, kept below 0.99).  False if
- * 'points' hold no flow or 'n_queues' is out of range.  Floating point:
- * never on a PMD thread. */
-bool awafs_fct_solve(enum awafs_fct_model, const struct awafs_fct_point *,
-                     size_t n, uint32_t n_queues, double load,
+ * slowdown; AWAFS_FCT_MLFQ_SHORT: the mean FCT of the flows up to
+ * 'short_size' bytes, which the other models ignore) at 'load' (of the
+ * port's rate, kept below 0.99).  False if 'points' hold no flow or
+ * 'n_queues' is out of range.  Floating point: never on a PMD thread. */
+bool awafs_fct_solve(enum awafs_fct_model, uint64_t short_size,
+                     const struct awafs_fct_point *, size_t n,
+                     uint32_t n_queues, double load,
                      struct awafs_fct_plan *);
 /* What 'model' predicts of thresholds 'thr' (non-decreasing). */
-bool awafs_fct_evaluate(enum awafs_fct_model, const struct awafs_fct_point *,
-                        size_t n, uint32_t n_queues, double load,
-                        const uint64_t *thr, struct awafs_fct_plan *);
+bool awafs_fct_evaluate(enum awafs_fct_model, uint64_t short_size,
+                        const struct awafs_fct_point *, size_t n,
+                        uint32_t n_queues, double load, const uint64_t *thr,
+                        struct awafs_fct_plan *);
 
 /* The port's load that the model is given: the wire bytes it sent and
  * dropped, a share of its rate, averaged over about 'window_us', or over the
@@ -915,8 +935,9 @@ struct awafs_config {
     uint32_t ring_capacity;                     /* Completions in flight. */
     bool minimise_fct;          /* Thresholds that minimise the FCT model
                                  * (awafs_fct_solve()), not 'pct_milli'. */
-    enum awafs_fct_model fct_model;     /* With 'minimise_fct': MLFQ or
-                                         * MLFQ_SLOWDOWN. */
+    enum awafs_fct_model fct_model;     /* With 'minimise_fct': MLFQ,
+                                         * MLFQ_SLOWDOWN or MLFQ_SHORT. */
+    uint64_t short_size;        /* MLFQ_SHORT: the largest short flow. */
     bool weigh_sources;         /* Histogram window only: see
                                  * awafs_histwin_weigh_sources(). */
     /* Adaptive mode: every learned set keeps threshold i within

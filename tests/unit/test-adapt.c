@@ -429,8 +429,16 @@ test_config_check(void **state)
     assert_non_null(strstr(awafs_config_check(&c), "at most 65536"));
     c.window_kind = AWAFS_WINDOW_HISTOGRAM;
     assert_null(awafs_config_check(&c));
-    /* The model is solved for its mean FCT or its mean slowdown. */
+    /* The model is solved for its mean FCT, its mean slowdown or the
+     * short flows' mean FCT, for which at least a byte is short. */
     c.fct_model = AWAFS_FCT_MLFQ_SLOWDOWN;
+    assert_null(awafs_config_check(&c));
+    c.fct_model = AWAFS_FCT_MLFQ_SHORT;
+    assert_null(awafs_config_check(&c));
+    c.short_size = 0;
+    assert_string_equal(awafs_config_check(&c),
+                        "short-size must be at least 1 byte");
+    c.short_size = 1;
     assert_null(awafs_config_check(&c));
     c.fct_model = AWAFS_FCT_KARUNA;
     assert_non_null(strstr(awafs_config_check(&c), "mean slowdown"));
@@ -465,9 +473,9 @@ test_config_check(void **state)
 }
 
 /* percentiles=auto publishes the optimum of what it is configured to
- * minimise: on an exact window of a mix, the solver's set for the mean FCT
- * or for the mean slowdown, which differ, and what the model predicts of
- * it. */
+ * minimise: on an exact window of a mix, the solver's set for the mean FCT,
+ * for the mean slowdown or for the short flows' mean (up to 30 kB here),
+ * and what the model predicts of it. */
 static void
 test_model_minimises_the_configured_objective(void **state)
 {
@@ -476,12 +484,12 @@ test_model_minimises_the_configured_objective(void **state)
         { 10000, 10 }, { 30000, 10 }, { 300000, 5 }, { 3000000, 5 },
     };
     static const enum awafs_fct_model models[] = {
-        AWAFS_FCT_MLFQ, AWAFS_FCT_MLFQ_SLOWDOWN,
+        AWAFS_FCT_MLFQ, AWAFS_FCT_MLFQ_SLOWDOWN, AWAFS_FCT_MLFQ_SHORT,
     };
-    uint64_t first[2];
+    uint64_t first[3];
 
     (void) state;
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 3; m++) {
         struct awafs_config c = config(3);
         struct awafs_fct_plan want, plan;
         struct awafs_thresholds t;
@@ -490,6 +498,7 @@ test_model_minimises_the_configured_objective(void **state)
         c.window_kind = AWAFS_WINDOW_EXACT;
         c.minimise_fct = true;
         c.fct_model = models[m];
+        c.short_size = 30000;
         c.init_thr[0] = 10000000;
         c.init_thr[1] = 20000000;
         a = awafs_adapt_create(&c);
@@ -501,20 +510,25 @@ test_model_minimises_the_configured_objective(void **state)
             }
         }
         assert_true(awafs_adapt_update(a, 200 * MS, &t));
-        assert_true(awafs_fct_solve(models[m], mix, 8, 3, 0.8, &want));
+        assert_true(awafs_fct_solve(models[m], c.short_size, mix, 8, 3, 0.8,
+                                    &want));
         assert_int_equal(t.thr[0], want.thr[0]);
         assert_int_equal(t.thr[1], want.thr[1]);
         assert_true(awafs_adapt_get_plan(a, &plan));
         assert_true(fabs(plan.mean - want.mean) <= 1e-9 * want.mean);
         assert_true(fabs(plan.slowdown - want.slowdown)
                     <= 1e-9 * want.slowdown);
+        assert_true(fabs(plan.short_mean - want.short_mean)
+                    <= 1e-9 * want.short_mean);
         first[m] = t.thr[0];
         awafs_adapt_destroy(a);
     }
     /* Solved for the slowdown, fewer flows share queue 0 with the heads of
-     * the long ones: 10 kB and below, against 30 kB. */
+     * the long ones: 10 kB and below, against 30 kB.  Solved for the flows
+     * up to 30 kB, they all share queue 0. */
     assert_int_equal(first[0], 30000);
     assert_int_equal(first[1], 10000);
+    assert_int_equal(first[2], 30000);
 }
 
 /* Whatever the window holds, every learned set stays within the bounds:
@@ -732,8 +746,8 @@ test_minimise_fct_weighs_the_slowdown(void **state)
     struct awafs_adapt *a;
 
     (void) state;
-    assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, points, 2, 2, 0.15, &best));
-    assert_true(awafs_fct_evaluate(AWAFS_FCT_MLFQ, points, 2, 2, 0.15,
+    assert_true(awafs_fct_solve(AWAFS_FCT_MLFQ, 0, points, 2, 2, 0.15, &best));
+    assert_true(awafs_fct_evaluate(AWAFS_FCT_MLFQ, 0, points, 2, 2, 0.15,
                                    (const uint64_t[]) { 1300000 },
                                    &initial));
     assert_true(initial.mean / best.mean > 1.01
