@@ -561,9 +561,18 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
         p->key[AWAFS_KEY_PERCENTILES] = 1;
         p->core.minimise_fct = true;
         p->core.fct_model = (awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "slowdown")
-                             ? AWAFS_FCT_MLFQ_SLOWDOWN : AWAFS_FCT_MLFQ);
+                             ? AWAFS_FCT_MLFQ_SLOWDOWN
+                             : awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "short")
+                             ? AWAFS_FCT_MLFQ_SHORT : AWAFS_FCT_MLFQ);
+        p->core.short_size = KEY(SHORT_SIZE);
+        if (p->core.fct_model != AWAFS_FCT_MLFQ_SHORT
+            && smap_get(details, "short-size")) {
+            return xstrdup("short-size: only with objective=short");
+        }
     } else if (smap_get(details, "objective")) {
         return xstrdup("objective: only with percentiles=auto");
+    } else if (smap_get(details, "short-size")) {
+        return xstrdup("short-size: only with objective=short");
     } else {
         AWAFS_PARSE(awafs_parse_list(details, p, AWAFS_KEY_PERCENTILES,
                                      sieve - 1));
@@ -1590,6 +1599,10 @@ awafs_key_applies(const struct awafs_qos_params *p, enum awafs_key_id id)
     if (id == AWAFS_KEY_OBJECTIVE) {
         return p->core.minimise_fct;
     }
+    if (id == AWAFS_KEY_SHORT_SIZE) {
+        return (p->core.minimise_fct
+                && p->core.fct_model == AWAFS_FCT_MLFQ_SHORT);
+    }
     return id != AWAFS_KEY_RTO_MIN_US || p->trust != AWAFS_TRUST_HOST;
 }
 
@@ -1648,6 +1661,10 @@ awafs_qos_show_model(const struct awafs_qos *aq,
     if (awafs_qos_rate(aq)) {
         smap_add_format(details, "model-mean-fct-us", "%.0f",
                         awafs_qos_byte_times_us(aq, plan.mean));
+        if (aq->params.core.fct_model == AWAFS_FCT_MLFQ_SHORT) {
+            smap_add_format(details, "model-mean-short-fct-us", "%.0f",
+                            awafs_qos_byte_times_us(aq, plan.short_mean));
+        }
         ds_clear(&s);
         for (uint32_t q = 0; q < plan.n_queues; q++) {
             ds_put_format(&s, "%s%.0f", q ? "," : "",

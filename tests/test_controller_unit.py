@@ -303,7 +303,12 @@ BAD_CONFIGS = [
      'percentiles: "auto" cannot go with karuna=on'),
     ({"objective": "slowdown"}, "objective: only with percentiles=auto"),
     ({"percentiles": "auto", "objective": "fastest"},
-     'objective: "fastest" is neither "fct" nor "slowdown"'),
+     'objective: "fastest" is not "fct", "slowdown" or "short"'),
+    ({"percentiles": "auto", "short-size": "50000"},
+     "short-size: only with objective=short"),
+    ({"short-size": "50000"}, "short-size: only with objective=short"),
+    ({"percentiles": "auto", "objective": "short", "short-size": "0"},
+     'short-size: "0" is not an integer between 1 and 4294967295'),
     ({"window-weight": "source", "window-type": "exact"},
      "window-weight=source needs window-type=histogram"),
     ({"window-weight": "sender"},
@@ -337,6 +342,7 @@ GOOD_CONFIGS = [
     {"tunnel": "off", "trust": "switch"},
     {"queues": "8", "percentiles": "auto", "thresholds": "1,2,3,4,5,6,7"},
     {"percentiles": "auto", "objective": "slowdown"},
+    {"percentiles": "auto", "objective": "short", "short-size": "50000"},
 ]
 
 

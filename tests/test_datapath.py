@@ -276,6 +276,53 @@ def test_auto_minimises_the_slowdown_when_told(sw, workloads):
     assert threshold < candidates[int(np.argmin(means))], got
 
 
+def test_auto_minimises_the_short_flows_when_told(sw, workloads):
+    """percentiles=auto objective=short: on a cache window, the threshold
+    that minimises the model's mean FCT of the flows up to short-size, each
+    larger one weighing 1/100, to within the histogram's bucket and the
+    margin that keeps a set; qos/show gives the short flows' predicted
+    mean, which that threshold makes no worse than the one that minimises
+    the mean FCT of every flow."""
+    sw.sb.set_awafs("p1", queues=2, percentiles="auto", thresholds=1000,
+                    objective="short",
+                    **{"short-size": 50000, "window-ms": 5000,
+                       "interval-ms": 100, "min-samples": 100,
+                       "max-rate": 5000000})
+    sizes = weyl_samples(load_cdf(workloads / "cache.cdf"), 2000)
+    sw.play(completion_frames(sizes), rate=2000)
+    assert wait_until(lambda: int(sw.sb.qos_show("p1")[1]
+                                  ["window-samples"]) == 2000, 1)
+    time.sleep(0.3)             # Three rounds on the whole workload.
+    _, details, _ = sw.sb.qos_show("p1")
+    assert (details["objective"], details["short-size"]) == ("short",
+                                                             "50000")
+    threshold = int(details["current-thresholds"])
+    load = float(details["model-load"]) / 100
+    short = np.asarray(sizes) <= 50000
+    weights = np.where(short, 1, 0.01)
+
+    def weighted(a):
+        return (weights * model_fcts(sizes, load, a)).sum() / weights.sum()
+
+    def short_mean(a):
+        return model_fcts(sizes, load, a)[short].mean()
+
+    candidates = sorted(set(sizes))
+    by_mean = candidates[int(np.argmin([model_mean_fct(sizes, load, a)
+                                        for a in candidates]))]
+    got = (threshold, load, min(map(weighted, candidates)), by_mean,
+           short_mean(threshold), short_mean(by_mean),
+           float(details["model-mean-short-fct-us"]))
+    print("threshold, load, least weighted mean, the mean's threshold, "
+          "their short means, shown (us):", got)
+    assert 0.05 < load < 1, got
+    assert weighted(threshold) <= min(map(weighted, candidates)) * 1.03, got
+    assert short_mean(threshold) <= short_mean(by_mean) * 1.03, got
+    # The shown mean is the model's, in us at 5 Mbit/s (1.6 us a byte),
+    # for the load it measured when it last weighed the set.
+    assert 0.5 < got[-1] / (short_mean(threshold) * 1.6) < 2, got
+
+
 def test_auto_measures_the_load_from_its_first_rounds(sw):
     """percentiles=auto averages the port's load over about a window, but
     over the time measured so far while that is shorter: a port busy from
@@ -383,6 +430,8 @@ BAD_CONFIGS = [
     ({"window-type": "tdigest"}, "window-type: \"tdigest\" is neither"),
     ({"frobnicate": 1}, "unknown key \"frobnicate\""),
     ({"objective": "slowdown"}, "objective: only with percentiles=auto"),
+    ({"percentiles": "auto", "short-size": "50000"},
+     "short-size: only with objective=short"),
 ]
 
 
@@ -438,7 +487,7 @@ EVERY_KEY_CONFIGS = [
     {"trust": "verify", "tardy": "tfs+", "tardy-limit": "5000",
      "window-weight": "source", "min-thresholds": "1000,2000,3000",
      "max-thresholds": "50000,60000,70000"},
-    {"percentiles": "auto", "objective": "slowdown"},
+    {"percentiles": "auto", "objective": "short", "short-size": "50000"},
 ]
 
 

@@ -164,8 +164,12 @@ def validate(cfg):
         if karuna:
             raise ConfigError('percentiles: "auto" cannot go with karuna=on')
         percentiles = default_percentiles
+        if "short-size" in cfg and cfg.get("objective") != "short":
+            raise ConfigError("short-size: only with objective=short")
     elif "objective" in cfg:
         raise ConfigError("objective: only with percentiles=auto")
+    elif "short-size" in cfg:
+        raise ConfigError("short-size: only with objective=short")
     else:
         percentiles = (_list(cfg, "percentiles", sieve - 1,
                              _percentile_milli) or default_percentiles)
