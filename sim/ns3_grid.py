@@ -20,7 +20,8 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
   mining's), fixed;
 - awafs: RefPct 10, 20, ..., 70 starting from those same thresholds;
 - auto: the FCT model's thresholds, from the same start; auto-slowdown
-  those that minimise its mean slowdown instead (--objective slowdown);
+  those that minimise its mean slowdown instead (--objective slowdown),
+  auto-short the mean FCT of its flows up to 100 kB (--objective short);
 - fifo: one queue in effect; srpt: pFabric's order with the sizes known;
 - pias-matched: PIAS's thresholds of the workload itself at the load
   (eval/run.py pias_matched(): PIAS-NS2's for web search and data mining,
@@ -74,7 +75,7 @@ LOADS = [0.5, 0.8]
 HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
 # The schemes whose thresholds learn.
-ADAPTIVE = ["awafs", "auto", "auto-slowdown"]
+ADAPTIVE = ["awafs", "auto", "auto-slowdown", "auto-short"]
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 CHECKSUMS = "flows.sha256"
@@ -107,7 +108,8 @@ def is_static(scheme):
 
 
 def known(scheme):
-    return scheme in HEADLINE + MORE + ["auto-slowdown"] or is_static(scheme)
+    return (scheme in HEADLINE + MORE + ["auto-slowdown", "auto-short"]
+            or is_static(scheme))
 
 
 def parts(workload):
@@ -161,6 +163,8 @@ def scheme_args(scheme, workload, load):
             "auto": ["--scheme", "auto", "--thresholds", thr],
             "auto-slowdown": ["--scheme", "auto", "--thresholds", thr,
                               "--objective", "slowdown"],
+            "auto-short": ["--scheme", "auto", "--thresholds", thr,
+                           "--objective", "short"],
             "srpt": ["--scheme", "srpt"]}[scheme]
 
 

@@ -100,6 +100,17 @@ def test_auto_solved_for_the_slowdown_learns_the_short_size(tmp_path):
     assert r["thresholds"][0] == pytest.approx(SHORT, rel=WINDOW_ERROR)
 
 
+def test_auto_solved_for_the_short_flows_learns_the_short_size(tmp_path):
+    """--objective short: the model's least mean FCT of the flows up to
+    100 kB (here the 10 kB ones) serves them alone in the top queue, from
+    the same start."""
+    r = run_ns3("--flows", FLOWS, "--seed", 1, *SCHEMES["auto"],
+                "--objective", "short", trace_csv=tmp_path / "trace.csv")
+    assert r["returncode"] == 0 and r["completed"] == FLOWS
+    assert r["trace"][0]["thr"] == [1000000]
+    assert r["thresholds"][0] == pytest.approx(SHORT, rel=WINDOW_ERROR)
+
+
 def test_short_flows_finish_sooner_than_under_fifo(runs):
     fifo, awafs = runs["fifo"], runs["awafs"]
     assert awafs["short_mean_ms"] < fifo["short_mean_ms"]
@@ -274,7 +285,8 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
     (["--ecn-mode", "flow"], "--ecn-mode: port or queue"),
     (["--trust", "tenant"], "--trust must be switch, host or verify"),
     (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
-    (["--objective", "fastest"], "--objective must be fct or slowdown"),
+    (["--objective", "fastest"],
+     "--objective must be fct, slowdown or short"),
     (["--scheme", "awafs", "--objective", "slowdown"],
      "objective: only with percentiles auto"),
 ])

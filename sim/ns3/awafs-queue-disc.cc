@@ -130,8 +130,9 @@ AwafsQueueDisc::GetTypeId()
                           MakeStringChecker())
             .AddAttribute("Objective",
                           "With auto: what its thresholds minimise in the "
-                          "model, fct (mean FCT) or slowdown (mean "
-                          "slowdown).",
+                          "model, fct (mean FCT), slowdown (mean "
+                          "slowdown) or short (mean FCT of the flows up "
+                          "to 100 kB).",
                           StringValue("fct"),
                           MakeStringAccessor(&AwafsQueueDisc::m_objective),
                           MakeStringChecker())
@@ -287,13 +288,16 @@ AwafsQueueDisc::ConfigError()
         }
         m_cfg.init_thr[i] = (uint64_t) thr[i];
     }
-    if (m_objective != "fct" && m_objective != "slowdown") {
-        return "objective: fct or slowdown, not '" + m_objective + "'";
+    if (m_objective != "fct" && m_objective != "slowdown"
+        && m_objective != "short") {
+        return "objective: fct, slowdown or short, not '" + m_objective
+               + "'";
     }
     if (m_percentiles == "auto") {
         m_cfg.minimise_fct = true;
-        m_cfg.fct_model = (m_objective == "slowdown"
-                           ? AWAFS_FCT_MLFQ_SLOWDOWN : AWAFS_FCT_MLFQ);
+        m_cfg.fct_model = (m_objective == "slowdown" ? AWAFS_FCT_MLFQ_SLOWDOWN
+                           : m_objective == "short" ? AWAFS_FCT_MLFQ_SHORT
+                           : AWAFS_FCT_MLFQ);
     } else if (m_objective != "fct") {
         return "objective: only with percentiles auto";
     } else if (!ParseList(m_percentiles, &pct)
