@@ -182,6 +182,9 @@ def pias_schemes(workload, load):
                                 "thresholds": csvlist(ws),
                                 "percentiles": "auto",
                                 "objective": "slowdown"},
+        "awafs-auto-short": {**PIAS_QOS, "mode": "adaptive",
+                             "thresholds": csvlist(ws),
+                             "percentiles": "auto", "objective": "short"},
     }
     matched = f"pias-{workload}"
     if matched not in schemes:
