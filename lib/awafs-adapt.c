@@ -476,8 +476,9 @@ window_points(struct awafs_adapt *a)
  * and the load (within the configured bounds), and returns true, if it
  * beats the set in force by more than the margin of AWAFS_FCT_HYSTERESIS in
  * what it minimises (the mean FCT, the mean slowdown, or the short flows'
- * mean FCT), or by more than AWAFS_FCT_SLOWDOWN_GAIN times that margin in
- * the other (the mean slowdown for the first, the mean FCT otherwise). */
+ * weighted mean FCT), or by more than AWAFS_FCT_SLOWDOWN_GAIN times that
+ * margin in the other (the mean slowdown for the first, the mean FCT
+ * otherwise). */
 static bool
 adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
 {
@@ -502,16 +503,8 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     }
     a->have_plan = true;
     /* What the solver minimised, and the other measure. */
-    if (model == AWAFS_FCT_MLFQ_SLOWDOWN) {
-        cur_goal = cur.slowdown;
-        best_goal = best.slowdown;
-    } else if (model == AWAFS_FCT_MLFQ_SHORT) {
-        cur_goal = cur.short_mean;
-        best_goal = best.short_mean;
-    } else {
-        cur_goal = cur.mean;
-        best_goal = best.mean;
-    }
+    cur_goal = cur.goal;
+    best_goal = best.goal;
     cur_other = model == AWAFS_FCT_MLFQ ? cur.slowdown : cur.mean;
     best_other = model == AWAFS_FCT_MLFQ ? best.slowdown : best.mean;
     if (cur_goal <= best_goal * (1 + margin)

@@ -265,11 +265,13 @@ fct_describe(enum awafs_fct_model model, const struct fct_sums *s,
     plan->mean = 0;
     plan->slowdown = 0;
     plan->short_mean = 0;
+    plan->goal = 0;
     for (uint32_t j = 0; j < plan->n_queues; j++) {
         double cost = fct_cost(model, s, &b[j], &b[j + 1]);
         double flows = (s->count[b[j + 1].l] - s->count[b[j].l]) / s->total;
 
         plan->mean += cost;
+        plan->goal += fct_objective(model, s, &b[j], &b[j + 1]);
         if (model != AWAFS_FCT_KARUNA) {
             plan->slowdown += fct_slowdown(s, &b[j], &b[j + 1]);
         }

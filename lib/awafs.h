@@ -780,8 +780,8 @@ bool awafs_flow_key_from_frame(const void *frame, size_t len,
  * margin alone (they are optima of the mean), so a change needs more.
  * (Solved for the mean slowdown, AWAFS_FCT_MLFQ_SLOWDOWN, the two swap:
  * the margin is on the slowdown, the gain on the mean FCT; solved for the
- * short flows, AWAFS_FCT_MLFQ_SHORT, the margin is on their mean FCT, the
- * gain on every flow's.) */
+ * short flows, AWAFS_FCT_MLFQ_SHORT, the margin is on what it minimises,
+ * the gain on every flow's mean FCT.) */
 #define AWAFS_FCT_SLOWDOWN_GAIN 2
 
 enum awafs_fct_model {
@@ -819,6 +819,10 @@ struct awafs_fct_plan {
     double short_mean;      /* AWAFS_FCT_MLFQ_SHORT: mean FCT of the flows
                              * up to the short size (0: none); 0
                              * otherwise. */
+    double goal;            /* What the model's solver minimises: 'mean'
+                             * (also KARUNA), 'slowdown', or for
+                             * AWAFS_FCT_MLFQ_SHORT that mean with each
+                             * larger flow weighing AWAFS_FCT_LONG_WEIGHT. */
     double queue_fct[AWAFS_MAX_QUEUES];     /* Of the flows ending in each. */
     double queue_flows[AWAFS_MAX_QUEUES];   /* Share of flows ending there. */
 };

@@ -163,6 +163,10 @@ check_solver_against_brute_force(enum awafs_fct_model model,
             fail_msg("trial %d: slowdown %.12g, the model's %.12g", trial,
                      plan->slowdown, d.slowdown);
         }
+        if (!same(direct_goal(model, &d), plan->goal)) {
+            fail_msg("trial %d: goal %.12g, the model's %.12g", trial,
+                     plan->goal, direct_goal(model, &d));
+        }
         if (model == AWAFS_FCT_MLFQ_SHORT
             && !same(d.short_mean, plan->short_mean)) {
             fail_msg("trial %d: short mean %.12g, the model's %.12g", trial,
