@@ -1,16 +1,20 @@
 """`make eval`: the thesis's experiments on real TCP through the switch.
 
-    python3 -m eval.run [--out DIR] [--only EXPERIMENT] [--match TEXT]
-                        [--seeds N] [--scale F] [--list]
+    python3 -m eval.run [--out DIR] [--only EXPERIMENT] [--match REGEX]
+                        [--seeds N] [--by-seed] [--scale F] [--list]
 
 Runs every run of the suite that has no result yet (a run's result is its
 CSV under DIR/runs/EXPERIMENT/, written last, when it finishes: interrupted,
 the suite resumes where it stopped), with a progress line and an estimate
 of the time left, then regenerates the report (eval/report.py) from all the
-CSVs.  --match TEXT runs only the runs whose name contains TEXT (e.g.
-load80).  --seeds N runs each run with seeds 1 to N (other sizes and
-arrivals; seed 1 is the run's own name, seed S > 1 its name with -seedS),
-and the report pools a run's seeds (eval/report.py seeds_section()).
+CSVs.  --match REGEX runs only the runs whose name (without its seed) it
+finds (re.search: e.g. load80, or 'cache-load80-(pias-cache|awafs-auto)$').
+--seeds N runs each run with seeds 1 to N (other sizes and arrivals; seed
+1 is the run's own name, seed S > 1 its name with -seedS), and the report
+pools a run's seeds (eval/report.py seeds_section()).  --by-seed runs
+every selected run of seed 1, then of seed 2, and so on, instead of each
+run's seeds in turn: runs that are compared then run minutes apart, not
+tens of minutes, as this machine's speed drifts (an A/B).
 --scale F runs F times the flows of each run (at least 20), for a quick
 look; give it its own --out, as its results are not the suite's.
 
@@ -78,6 +82,7 @@ Experiments (the same seed for every scheme of a workload and load):
 import argparse
 import csv
 import json
+import re
 import sys
 import time
 from functools import lru_cache
@@ -423,6 +428,7 @@ def main(argv):
     ap.add_argument("--only", choices=list(EXPERIMENTS))
     ap.add_argument("--match", default="")
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--by-seed", action="store_true")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
@@ -431,7 +437,9 @@ def main(argv):
     out = Path(args.out)
     runs = with_seeds([r for r in suite()
                        if (not args.only or r[0] == args.only)
-                       and args.match in r[1]], args.seeds)
+                       and re.search(args.match, r[1])], args.seeds)
+    if args.by_seed:
+        runs.sort(key=lambda r: r[2]["seed"])
     for exp, _, params in runs:
         EXPERIMENTS[exp].scale(params, args.scale)
     if args.list:
