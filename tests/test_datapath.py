@@ -321,6 +321,10 @@ def test_auto_minimises_the_short_flows_when_told(sw, workloads):
     # The shown mean is the model's, in us at 5 Mbit/s (1.6 us a byte),
     # for the load it measured when it last weighed the set.
     assert 0.5 < got[-1] / (short_mean(threshold) * 1.6) < 2, got
+    # OpenFlow (NXST_AWAFS) carries the objective and that mean too.
+    [(dumped, _)] = sw.sb.dump_awafs("br0", "p1").values()
+    assert (dumped["objective"], dumped["short-size"]) == ("short", "50000")
+    assert int(dumped["model-mean-short-fct-us"]) > 0, dumped
 
 
 def test_auto_measures_the_load_from_its_first_rounds(sw):
