@@ -245,21 +245,28 @@ def test_auto_thresholds_minimise_the_model_for_each_workload(sw, workloads):
     assert rows[0][1] != rows[1][1], rows
 
 
+def auto_on_a_window(sw, workloads, workload, **qos):
+    """percentiles=auto with 'qos' on two queues, shaped to 5 Mbit/s, after
+    2000 completions of 'workload' and three rounds on them: (their sizes,
+    qos/show's details)."""
+    sw.sb.set_awafs("p1", queues=2, percentiles="auto", thresholds=1000,
+                    **{"window-ms": 5000, "interval-ms": 100,
+                       "min-samples": 100, "max-rate": 5000000, **qos})
+    sizes = weyl_samples(load_cdf(workloads / f"{workload}.cdf"), 2000)
+    sw.play(completion_frames(sizes), rate=2000)
+    assert wait_until(lambda: int(sw.sb.qos_show("p1")[1]
+                                  ["window-samples"]) == 2000, 1)
+    time.sleep(0.3)             # Three rounds on the whole workload.
+    return sizes, sw.sb.qos_show("p1")[1]
+
+
 def test_auto_minimises_the_slowdown_when_told(sw, workloads):
     """percentiles=auto objective=slowdown: on a web-search window, the
     threshold that minimises the model's mean slowdown, to within the
     histogram's bucket and the margin that keeps a set, and below the one
     that minimises its mean FCT (short flows weigh more)."""
-    sw.sb.set_awafs("p1", queues=2, percentiles="auto", thresholds=1000,
-                    objective="slowdown",
-                    **{"window-ms": 5000, "interval-ms": 100,
-                       "min-samples": 100, "max-rate": 5000000})
-    sizes = weyl_samples(load_cdf(workloads / "websearch.cdf"), 2000)
-    sw.play(completion_frames(sizes), rate=2000)
-    assert wait_until(lambda: int(sw.sb.qos_show("p1")[1]
-                                  ["window-samples"]) == 2000, 1)
-    time.sleep(0.3)             # Three rounds on the whole workload.
-    _, details, _ = sw.sb.qos_show("p1")
+    sizes, details = auto_on_a_window(sw, workloads, "websearch",
+                                      objective="slowdown")
     assert details["objective"] == "slowdown"
     threshold = int(details["current-thresholds"])
     load = float(details["model-load"]) / 100
@@ -283,17 +290,9 @@ def test_auto_minimises_the_short_flows_when_told(sw, workloads):
     margin that keeps a set; qos/show gives the short flows' predicted
     mean, which that threshold makes no worse than the one that minimises
     the mean FCT of every flow."""
-    sw.sb.set_awafs("p1", queues=2, percentiles="auto", thresholds=1000,
-                    objective="short",
-                    **{"short-size": 50000, "window-ms": 5000,
-                       "interval-ms": 100, "min-samples": 100,
-                       "max-rate": 5000000})
-    sizes = weyl_samples(load_cdf(workloads / "cache.cdf"), 2000)
-    sw.play(completion_frames(sizes), rate=2000)
-    assert wait_until(lambda: int(sw.sb.qos_show("p1")[1]
-                                  ["window-samples"]) == 2000, 1)
-    time.sleep(0.3)             # Three rounds on the whole workload.
-    _, details, _ = sw.sb.qos_show("p1")
+    sizes, details = auto_on_a_window(sw, workloads, "cache",
+                                      objective="short",
+                                      **{"short-size": 50000})
     assert (details["objective"], details["short-size"]) == ("short",
                                                              "50000")
     threshold = int(details["current-thresholds"])
