@@ -488,7 +488,7 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     uint32_t k = a->cfg.n_queues;
     struct awafs_fct_plan best, cur;
     size_t n = window_points(a);
-    double cur_goal, best_goal, cur_other, best_other;
+    double cur_other, best_other;
 
     if (!awafs_fct_solve(model, short_size, a->points, n, k, a->load, &best)
         || !awafs_fct_evaluate(model, short_size, a->points, n, k, a->load,
@@ -502,12 +502,10 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
                            &best);
     }
     a->have_plan = true;
-    /* What the solver minimised, and the other measure. */
-    cur_goal = cur.goal;
-    best_goal = best.goal;
+    /* The measure beside what the solver minimised ('goal'). */
     cur_other = model == AWAFS_FCT_MLFQ ? cur.slowdown : cur.mean;
     best_other = model == AWAFS_FCT_MLFQ ? best.slowdown : best.mean;
-    if (cur_goal <= best_goal * (1 + margin)
+    if (cur.goal <= best.goal * (1 + margin)
         && cur_other <= AWAFS_FCT_SLOWDOWN_GAIN * best_other * (1 + margin)) {
         a->plan = cur;
         a->stats.model_kept++;
