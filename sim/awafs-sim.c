@@ -149,7 +149,10 @@ usage(void)
            "  --shift-at-ms T       (default: half the duration)\n"
            "  --csv                 machine-readable output\n"
            "  --window-type T       exact (default) or histogram\n"
-           "  --memory              print the per-port memory and exit\n");
+           "  --memory              print the per-port memory and exit\n"
+           "  --auto LOAD           percentiles=auto: the FCT model's\n"
+           "                        thresholds for the window, at port load\n"
+           "                        LOAD in (0, 1)\n");
 }
 
 int
@@ -158,7 +161,7 @@ main(int argc, char *argv[])
     enum { OPT_QUEUES = 256, OPT_PCT, OPT_THR, OPT_STATIC, OPT_WINDOW,
            OPT_INTERVAL, OPT_MIN, OPT_RATE, OPT_DURATION, OPT_MICRO,
            OPT_WORKLOAD, OPT_SHIFT_TO, OPT_SHIFT_AT, OPT_CSV, OPT_MEMORY,
-           OPT_WINDOW_TYPE, OPT_HELP };
+           OPT_WINDOW_TYPE, OPT_AUTO, OPT_HELP };
     static const struct option long_opts[] = {
         { "queues", required_argument, NULL, OPT_QUEUES },
         { "percentiles", required_argument, NULL, OPT_PCT },
@@ -176,6 +179,7 @@ main(int argc, char *argv[])
         { "csv", no_argument, NULL, OPT_CSV },
         { "memory", no_argument, NULL, OPT_MEMORY },
         { "window-type", required_argument, NULL, OPT_WINDOW_TYPE },
+        { "auto", required_argument, NULL, OPT_AUTO },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
@@ -188,6 +192,7 @@ main(int argc, char *argv[])
     struct awafs_adapt *a;
     bool csv = false, is_static = false, memory = false, hist = false;
     int64_t window_ms = 250, interval_ms = 200, min_samples = 20;
+    double load = 0;            /* With --auto: in (0, 1). */
     int opt;
 
     while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -212,6 +217,12 @@ main(int argc, char *argv[])
                 die("--window-type is exact or histogram", optarg);
             }
             hist = !strcmp(optarg, "histogram");
+            break;
+        case OPT_AUTO:
+            load = atof(optarg);
+            if (!(load > 0 && load < 1)) {
+                die("--auto needs a load in (0, 1)", optarg);
+            }
             break;
         case OPT_HELP: usage(); return 0;
         default: usage(); return 2;
@@ -256,6 +267,7 @@ main(int argc, char *argv[])
     cfg.window_us = window_ms * 1000;
     cfg.interval_us = interval_ms * 1000;
     cfg.min_samples = min_samples;
+    cfg.minimise_fct = load > 0;
     /* Room for two rounds of completions between drains. */
     while (cfg.ring_capacity < 2 * rate * interval_ms / 1000
            && cfg.ring_capacity < (1u << 24)) {
@@ -267,6 +279,9 @@ main(int argc, char *argv[])
     a = awafs_adapt_create(&cfg);
     if (!a) {
         die("out of memory", NULL);
+    }
+    if (cfg.minimise_fct) {
+        awafs_adapt_set_load(a, load);
     }
     if (second.n && shift_us < 0) {
         shift_us = duration_us / 2;

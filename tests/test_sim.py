@@ -4,9 +4,11 @@ simulations of the AWAFS core (sim/awafs-sim.c driving lib/).
 Expected values are computed here, independently of the C code, from the
 workload CDF files."""
 
+import subprocess
+
 import pytest
 
-from testbed.sim import run_sim, window_deviation
+from testbed.sim import SIM, run_sim, window_deviation
 from testbed.workload import inverse_cdf, load_cdf
 
 WINDOW_MS, INTERVAL_MS = 250, 200
@@ -31,6 +33,30 @@ def test_micro_benchmark_converges_to_10kB(init):
                if r["t_ms"] >= converged[0]["t_ms"])
     # Every round published a new version.
     assert [r["version"] for r in rows] == list(range(len(rows)))
+
+
+@pytest.mark.parametrize("window", ["exact", "histogram"])
+def test_auto_separates_the_micro_benchmarks_two_sizes(window):
+    """--auto (percentiles=auto at a fixed port load): on the micro mix the
+    model's one threshold goes between the 10 kB and the 1000 kB flows
+    once the window holds min-samples completions (the first set it
+    publishes), from a start above both, and stays there."""
+    rows = run_sim("--micro", "--queues", 2, "--thresholds", 2000000,
+                   "--window-type", window, "--window-ms", WINDOW_MS,
+                   "--interval-ms", INTERVAL_MS, "--rate", 1000,
+                   "--duration-ms", 2000, "--auto", 0.8)
+    assert rows[0]["thr"] == [2000000]
+    learned = rows[1:]
+    assert all(10000 <= r["thr"][0] < 1000000 for r in learned), rows
+    assert len({tuple(r["thr"]) for r in learned}) == 1, rows
+
+
+@pytest.mark.parametrize("load", ["0", "1", "x"])
+def test_auto_needs_a_load_below_one(load):
+    out = subprocess.run([SIM, "--micro", "--auto", load],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "--auto needs a load in (0, 1)" in out.stderr
 
 
 def test_static_mode_never_moves():
