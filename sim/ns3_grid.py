@@ -22,6 +22,9 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
 - auto: the FCT model's thresholds, from the same start; auto-slowdown
   those that minimise its mean slowdown instead (--objective slowdown),
   auto-short the mean FCT of its flows up to 100 kB (--objective short);
+  auto-settled: the thresholds auto settles on for a window of the
+  workload alone at the point's load (awafs-sim --auto), fixed from the
+  start: the model's choice without the learning;
 - fifo: one queue in effect; srpt: pFabric's order with the sizes known;
 - pias-matched: PIAS's thresholds of the workload itself at the load
   (eval/run.py pias_matched(): PIAS-NS2's for web search and data mining,
@@ -68,6 +71,7 @@ from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci, pooled,
 from sim.ns3_eval import NS3, read_flows, read_trace, run_ns3
 from testbed import markdown
 from testbed.micro import percentile
+from testbed.sim import run_sim
 from testbed.workload import workloads_dir
 
 WORKLOADS = ["websearch", "datamining", "hadoop", "cache"]
@@ -103,8 +107,9 @@ def points(workloads, loads, schemes, seeds):
 
 def is_static(scheme):
     """Whether 'scheme' is one of the best static thresholds' candidates:
-    the sweep's, or PIAS's matched to the workload."""
-    return scheme == "pias-matched" or bool(STATIC.match(scheme))
+    the sweep's, PIAS's matched to the workload, or auto's settled set."""
+    return (scheme in ("pias-matched", "auto-settled")
+            or bool(STATIC.match(scheme)))
 
 
 def known(scheme):
@@ -143,6 +148,16 @@ def pias(workload, load):
     return ",".join(map(str, thr))
 
 
+def auto_settled(workload, load):
+    """The 7 thresholds that auto keeps for a window of 'workload' alone at
+    port load 'load': awafs-sim's after 2 s of 20,000 completions a second
+    (a full 1 s histogram window, as the switch's), its last set."""
+    return run_sim("--workload", workloads_dir() / f"{workload}.cdf",
+                   "--queues", 8, "--window-type", "histogram",
+                   "--window-ms", 1000, "--rate", 20000, "--duration-ms",
+                   2000, "--auto", load)[-1]["thr"]
+
+
 def scheme_args(scheme, workload, load):
     """awafs-ns3's options for 'scheme' on 'workload' at 'load'."""
     static = STATIC.match(scheme)
@@ -152,6 +167,9 @@ def scheme_args(scheme, workload, load):
     if scheme == "pias-matched":
         return ["--scheme", "pias", "--thresholds",
                 csvlist(pias_matched(workload, load))]
+    if scheme == "auto-settled":
+        return ["--scheme", "pias", "--thresholds",
+                csvlist(auto_settled(workload, load))]
     # A mix's pias runs its MIXES workload's thresholds, a workload's the
     # mismatched ones; awafs and auto start from them.
     thr = pias(MIXES[workload][3] if workload in MIXES
@@ -471,7 +489,7 @@ def main(argv=None):
             ap.error(f"--workloads: unknown workload {w}")
         if w in MIXES and not set(schemes) <= set(HEADLINE + MORE):
             ap.error(f"--workloads {w}: a mix has no thresholds of its own "
-                     "(static-refpct, pias-matched)")
+                     "(static-refpct, pias-matched, auto-settled)")
     pts = points(args.workloads.split(","),
                  [float(x) for x in args.loads.split(",")], schemes,
                  range(1, args.seeds + 1))

@@ -504,6 +504,11 @@ def test_the_grids_static_sweep_is_the_workloads_percentiles():
     assert thresholds("static-refpct-x0.5")[0] == 4380
     assert thresholds("pias-matched") == pias_thresholds("websearch",
                                                          0.5)[0]
+    # auto-settled: auto's set for a window of web search alone, fixed;
+    # seven thresholds within the CDF's sizes (6 kB to 30 MB).
+    settled = thresholds("auto-settled")
+    assert len(settled) == 7 and settled == sorted(settled)
+    assert 6000 <= settled[0] and settled[-1] <= 30 * 10 ** 6
     for bad in ("static-refpct-x", "static-refpct-xhalf", "static"):
         with pytest.raises(SystemExit):
             ns3_grid.main(["--out", "/nonexistent", "--schemes", bad])
