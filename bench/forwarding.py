@@ -35,6 +35,7 @@ samples: the profiles in docs/design.md come from it.
 import argparse
 import csv
 import re
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -259,6 +260,8 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             # The guest's port i is the i-th output port added.
             guest_rx = {name: [streams.get((i, q), 0) for q in range(pmds)]
                         for i, name in enumerate(ports)}
+    # Kept only when a run fails (the guest's log, the frames).
+    shutil.rmtree(tmp)
 
     base = {r["run"]: r["cycles"] for r in rows if r["config"] == "no-qos"}
     for r in rows:
