@@ -149,9 +149,10 @@ awafs_config_check(const struct awafs_config *cfg)
     }
     if (cfg->minimise_fct && cfg->fct_model != AWAFS_FCT_MLFQ
         && cfg->fct_model != AWAFS_FCT_MLFQ_SLOWDOWN
-        && cfg->fct_model != AWAFS_FCT_MLFQ_SHORT) {
+        && cfg->fct_model != AWAFS_FCT_MLFQ_SHORT
+        && cfg->fct_model != AWAFS_FCT_KARUNA) {
         return "percentiles=auto minimises the multilevel model's mean FCT, "
-               "mean slowdown or short flows' mean FCT";
+               "mean slowdown or short flows' mean FCT, or PIAS's objective";
     }
     if (cfg->minimise_fct && cfg->fct_model == AWAFS_FCT_MLFQ_SHORT
         && !cfg->short_size) {

@@ -430,7 +430,8 @@ test_config_check(void **state)
     c.window_kind = AWAFS_WINDOW_HISTOGRAM;
     assert_null(awafs_config_check(&c));
     /* The model is solved for its mean FCT, its mean slowdown or the
-     * short flows' mean FCT, for which at least a byte is short. */
+     * short flows' mean FCT, for which at least a byte is short, or for
+     * PIAS's objective. */
     c.fct_model = AWAFS_FCT_MLFQ_SLOWDOWN;
     assert_null(awafs_config_check(&c));
     c.fct_model = AWAFS_FCT_MLFQ_SHORT;
@@ -441,7 +442,9 @@ test_config_check(void **state)
     c.short_size = 1;
     assert_null(awafs_config_check(&c));
     c.fct_model = AWAFS_FCT_KARUNA;
-    assert_non_null(strstr(awafs_config_check(&c), "mean slowdown"));
+    assert_null(awafs_config_check(&c));
+    c.fct_model = AWAFS_FCT_KARUNA + 1;
+    assert_non_null(strstr(awafs_config_check(&c), "PIAS's objective"));
     /* Sources are weighed in the histogram window only. */
     awafs_config_default(&c, 2);
     c.weigh_sources = true;
@@ -474,8 +477,8 @@ test_config_check(void **state)
 
 /* percentiles=auto publishes the optimum of what it is configured to
  * minimise: on an exact window of a mix, the solver's set for the mean FCT,
- * for the mean slowdown or for the short flows' mean (up to 30 kB here),
- * and what the model predicts of it. */
+ * for the mean slowdown, for the short flows' mean (up to 30 kB here) or
+ * for PIAS's objective, and what the model predicts of it. */
 static void
 test_model_minimises_the_configured_objective(void **state)
 {
@@ -485,11 +488,12 @@ test_model_minimises_the_configured_objective(void **state)
     };
     static const enum awafs_fct_model models[] = {
         AWAFS_FCT_MLFQ, AWAFS_FCT_MLFQ_SLOWDOWN, AWAFS_FCT_MLFQ_SHORT,
+        AWAFS_FCT_KARUNA,
     };
-    uint64_t first[3];
+    uint64_t first[4];
 
     (void) state;
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 4; m++) {
         struct awafs_config c = config(3);
         struct awafs_fct_plan want, plan;
         struct awafs_thresholds t;
@@ -529,6 +533,9 @@ test_model_minimises_the_configured_objective(void **state)
     assert_int_equal(first[0], 30000);
     assert_int_equal(first[1], 10000);
     assert_int_equal(first[2], 30000);
+    /* PIAS's objective sees only the flows' fractions: 45 % of them end in
+     * queue 0 (300 bytes and below), whatever their sizes. */
+    assert_int_equal(first[3], 300);
 }
 
 /* Whatever the window holds, every learned set stays within the bounds:
