@@ -21,7 +21,9 @@ The schemes, as eval/run.py configures the testbed's (§5.5):
 - awafs: RefPct 10, 20, ..., 70 starting from those same thresholds;
 - auto: the FCT model's thresholds, from the same start; auto-slowdown
   those that minimise its mean slowdown instead (--objective slowdown),
-  auto-short the mean FCT of its flows up to 100 kB (--objective short);
+  auto-short the mean FCT of its flows up to 100 kB (--objective short),
+  auto-pias PIAS's objective, which weighs only the fractions of flows
+  that end in each queue (--objective pias);
   auto-settled: the thresholds auto settles on for a window of the
   workload alone at the point's load (awafs-sim --auto), fixed from the
   start: the model's choice without the learning;
@@ -79,7 +81,7 @@ LOADS = [0.5, 0.8]
 HEADLINE = ["awafs", "pias", "fifo"]
 MORE = ["srpt", "auto"]
 # The schemes whose thresholds learn.
-ADAPTIVE = ["awafs", "auto", "auto-slowdown", "auto-short"]
+ADAPTIVE = ["awafs", "auto", "auto-slowdown", "auto-short", "auto-pias"]
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 CHECKSUMS = "flows.sha256"
@@ -113,7 +115,8 @@ def is_static(scheme):
 
 
 def known(scheme):
-    return (scheme in HEADLINE + MORE + ["auto-slowdown", "auto-short"]
+    return (scheme in HEADLINE + MORE
+            + ["auto-slowdown", "auto-short", "auto-pias"]
             or is_static(scheme))
 
 
@@ -183,6 +186,8 @@ def scheme_args(scheme, workload, load):
                               "--objective", "slowdown"],
             "auto-short": ["--scheme", "auto", "--thresholds", thr,
                            "--objective", "short"],
+            "auto-pias": ["--scheme", "auto", "--thresholds", thr,
+                          "--objective", "pias"],
             "srpt": ["--scheme", "srpt"]}[scheme]
 
 

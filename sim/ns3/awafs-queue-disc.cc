@@ -132,7 +132,8 @@ AwafsQueueDisc::GetTypeId()
                           "With auto: what its thresholds minimise in the "
                           "model, fct (mean FCT), slowdown (mean "
                           "slowdown) or short (mean FCT of the flows up "
-                          "to 100 kB).",
+                          "to 100 kB) or pias (PIAS's objective, of flow "
+                          "fractions only).",
                           StringValue("fct"),
                           MakeStringAccessor(&AwafsQueueDisc::m_objective),
                           MakeStringChecker())
@@ -289,14 +290,15 @@ AwafsQueueDisc::ConfigError()
         m_cfg.init_thr[i] = (uint64_t) thr[i];
     }
     if (m_objective != "fct" && m_objective != "slowdown"
-        && m_objective != "short") {
-        return "objective: fct, slowdown or short, not '" + m_objective
-               + "'";
+        && m_objective != "short" && m_objective != "pias") {
+        return "objective: fct, slowdown, short or pias, not '"
+               + m_objective + "'";
     }
     if (m_percentiles == "auto") {
         m_cfg.minimise_fct = true;
         m_cfg.fct_model = (m_objective == "slowdown" ? AWAFS_FCT_MLFQ_SLOWDOWN
                            : m_objective == "short" ? AWAFS_FCT_MLFQ_SHORT
+                           : m_objective == "pias" ? AWAFS_FCT_KARUNA
                            : AWAFS_FCT_MLFQ);
     } else if (m_objective != "fct") {
         return "objective: only with percentiles auto";

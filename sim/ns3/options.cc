@@ -116,9 +116,10 @@ const char USAGE[] =
     "  --thresholds LIST  K-1 bytes: fixed (static, pias: no default) or\n"
     "                     initial (awafs, auto) (1000000 each)\n"
     "  --percentiles LIST K-1 RefPct values of awafs (10,20,...)\n"
-    "  --objective O      auto: fct | slowdown | short, what its\n"
+    "  --objective O      auto: fct | slowdown | short | pias, what its\n"
     "                     thresholds minimise in the model (fct; short:\n"
-    "                     the mean FCT of the flows up to 100 kB)\n"
+    "                     the mean FCT of the flows up to 100 kB; pias:\n"
+    "                     PIAS's objective, of flow fractions only)\n"
     "  --window-ms N      W_update (1000)\n"
     "  --interval-ms N    T_schedule (200)\n"
     "  --min-samples N    completions before an update (10)\n"
@@ -364,9 +365,10 @@ ParseOptions(int argc, char **argv)
         } else if (name == "percentiles") {
             o.percentiles = value;
         } else if (name == "objective") {
-            if (value != "fct" && value != "slowdown" && value != "short") {
-                Usage("--objective must be fct, slowdown or short, not '"
-                      + value + "'");
+            if (value != "fct" && value != "slowdown" && value != "short"
+                && value != "pias") {
+                Usage("--objective must be fct, slowdown, short or pias, "
+                      "not '" + value + "'");
             }
             o.objective = value;
         } else if (name == "window-ms") {
