@@ -83,6 +83,10 @@ MORE = ["srpt", "auto"]
 # The schemes whose thresholds learn.
 ADAPTIVE = ["awafs", "auto", "auto-slowdown", "auto-short", "auto-pias"]
 STATIC = re.compile(r"static-refpct(?:-x(\d+(?:\.\d+)?))?$")
+# The short flows' size classes of the summary's by-size table: (up to
+# and including, heading).
+SIZE_CLASSES = [(1000, "up to 1 kB"), (10000, "1-10 kB"),
+                (30000, "10-30 kB"), (SHORT_MAX, "30-100 kB")]
 STALL_MS = 10       # A short flow this slow waited for a timer, not a queue.
 CHECKSUMS = "flows.sha256"
 # Two workloads in one run: (the first, awafs-ns3's option for the second,
@@ -404,6 +408,38 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     return "\n".join(lines) + "\n"
 
 
+def size_section(out, pts, warmup_s=0.0):
+    """The short flows' mean FCT by size class, per point and scheme,
+    pooled over the seeds, of the flows that started 'warmup_s' or later:
+    where a scheme's short mean is won or lost."""
+    fcts = {}
+    for w, load, s, seed in pts:
+        path = out / f"{tag(w, load, s, seed)}.csv.gz"
+        if not path.exists():
+            continue
+        for r in read_flows(path):
+            if (r["start_s"] < warmup_s or r["fct_ms"] is None
+                    or r["size"] > SHORT_MAX):
+                continue
+            by_class = fcts.setdefault((w, load, s, r.get("part")),
+                                       [[] for _ in SIZE_CLASSES])
+            i = next(i for i, (top, _) in enumerate(SIZE_CLASSES)
+                     if r["size"] <= top)
+            by_class[i].append(r["fct_ms"])
+    if not fcts:
+        return ""
+    lines = ["", "Short flows by size: mean FCT (ms) and flows, pooled "
+             "over the seeds:", "",
+             *markdown.head(["workload", "load", "scheme",
+                             *(name for _, name in SIZE_CLASSES)])]
+    for (w, load, s, part), by_class in fcts.items():
+        lines.append(markdown.row(
+            [part_name(w, part), f"{load * 100:.0f} %", s,
+             *(f"{statistics.mean(v):.3f} ({len(v)})" if v else "-"
+               for v in by_class)]))
+    return "\n".join(lines) + "\n"
+
+
 def follow_section(out, pts):
     """How fast the learning schemes' thresholds followed the shift: per
     load and scheme, over its seeds, the time from the second workload's
@@ -510,6 +546,7 @@ def main(argv=None):
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
     text = (summary(args.out, pts, regime, args.warmup_s, args.against)
+            + size_section(args.out, pts, args.warmup_s)
             + follow_section(args.out, pts))
     (args.out / "summary.md").write_text(text)
     (args.out / CHECKSUMS).write_text(checksums(args.out))

@@ -466,9 +466,18 @@ def test_the_grid_compares_with_the_best_static(tmp_path):
             "static-refpct,static-refpct-x2,pias-matched,awafs",
             "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
     ns3_grid.main(list(map(str, args)))
+    table, by_size = (tmp_path / "summary.md").read_text().split(
+        "Short flows by size")
     rows = {line.split(" | ")[2]: line.split(" | ")[-1].rstrip(" |")
-            for line in (tmp_path / "summary.md").read_text().splitlines()
-            if line.startswith("| cache |")}
+            for line in table.splitlines() if line.startswith("| cache |")}
+    # By size, the same short flows of each scheme (the same flows run
+    # under every scheme) in four classes.
+    sizes = {line.split(" | ")[2]: line.split(" | ")[3:]
+             for line in by_size.splitlines() if line.startswith("| cache |")}
+    assert set(sizes) == set(rows)
+    counts = {s: [c.rstrip(" |").split("(")[-1] for c in cells]
+              for s, cells in sizes.items()}
+    assert len({tuple(c) for c in counts.values()}) == 1, sizes
     statics = sorted([rows["static-refpct"], rows["static-refpct-x2"],
                       rows["pias-matched"]])
     assert statics[0] == "(best)", rows
