@@ -286,7 +286,7 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
     (["--trust", "tenant"], "--trust must be switch, host or verify"),
     (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
     (["--objective", "fastest"],
-     "--objective must be fct, slowdown or short"),
+     "--objective must be fct, slowdown, short or pias"),
     (["--scheme", "awafs", "--objective", "slowdown"],
      "objective: only with percentiles auto"),
 ])
