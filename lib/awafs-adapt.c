@@ -490,6 +490,7 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     struct awafs_fct_plan best, cur;
     size_t n = window_points(a);
     double cur_other, best_other;
+    bool changed;
 
     if (!awafs_fct_solve(model, short_size, a->points, n, k, a->load, &best)
         || !awafs_fct_evaluate(model, short_size, a->points, n, k, a->load,
@@ -506,14 +507,21 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     /* The measure beside what the solver minimised ('goal'). */
     cur_other = model == AWAFS_FCT_MLFQ ? cur.slowdown : cur.mean;
     best_other = model == AWAFS_FCT_MLFQ ? best.slowdown : best.mean;
-    if (cur.goal <= best.goal * (1 + margin)
-        && cur_other <= AWAFS_FCT_SLOWDOWN_GAIN * best_other * (1 + margin)) {
-        a->plan = cur;
+    changed = !(cur.goal <= best.goal * (1 + margin)
+                && cur_other <= (AWAFS_FCT_SLOWDOWN_GAIN * best_other
+                                 * (1 + margin)));
+    if (!changed) {
         a->stats.model_kept++;
-        return false;
     }
-    a->plan = best;
-    return true;
+    if (model == AWAFS_FCT_KARUNA) {
+        /* PIAS's objective is no time: the plan shown is what the
+         * multilevel model predicts of the set it chose. */
+        awafs_fct_evaluate(AWAFS_FCT_MLFQ, short_size, a->points, n, k,
+                           a->load, changed ? thr : a->cur.thr, &a->plan);
+    } else {
+        a->plan = changed ? best : cur;
+    }
+    return changed;
 }
 
 bool

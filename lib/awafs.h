@@ -1016,7 +1016,9 @@ uint32_t awafs_adapt_window_count(const struct awafs_adapt *);
 size_t awafs_adapt_window_log2_counts(
     const struct awafs_adapt *, uint64_t counts[AWAFS_WINDOW_LOG2_BUCKETS]);
 /* With 'minimise_fct': what the model predicted at the last round of the
- * set it left in force; false before the first such round. */
+ * set it left in force (for AWAFS_FCT_KARUNA, PIAS's objective, which has
+ * no time unit: what AWAFS_FCT_MLFQ predicts of it); false before the
+ * first such round. */
 bool awafs_adapt_get_plan(const struct awafs_adapt *,
                           struct awafs_fct_plan *);
 void awafs_adapt_get_stats(const struct awafs_adapt *,

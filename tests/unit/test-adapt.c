@@ -518,6 +518,11 @@ test_model_minimises_the_configured_objective(void **state)
                                     &want));
         assert_int_equal(t.thr[0], want.thr[0]);
         assert_int_equal(t.thr[1], want.thr[1]);
+        if (models[m] == AWAFS_FCT_KARUNA) {
+            /* Shown: what the multilevel model predicts of that set. */
+            assert_true(awafs_fct_evaluate(AWAFS_FCT_MLFQ, c.short_size, mix,
+                                           8, 3, 0.8, t.thr, &want));
+        }
         assert_true(awafs_adapt_get_plan(a, &plan));
         assert_true(fabs(plan.mean - want.mean) <= 1e-9 * want.mean);
         assert_true(fabs(plan.slowdown - want.slowdown)
