@@ -563,7 +563,9 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
         p->core.fct_model = (awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "slowdown")
                              ? AWAFS_FCT_MLFQ_SLOWDOWN
                              : awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "short")
-                             ? AWAFS_FCT_MLFQ_SHORT : AWAFS_FCT_MLFQ);
+                             ? AWAFS_FCT_MLFQ_SHORT
+                             : awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "pias")
+                             ? AWAFS_FCT_KARUNA : AWAFS_FCT_MLFQ);
         p->core.short_size = KEY(SHORT_SIZE);
         if (p->core.fct_model != AWAFS_FCT_MLFQ_SHORT
             && smap_get(details, "short-size")) {

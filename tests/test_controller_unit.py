@@ -303,7 +303,8 @@ BAD_CONFIGS = [
      'percentiles: "auto" cannot go with karuna=on'),
     ({"objective": "slowdown"}, "objective: only with percentiles=auto"),
     ({"percentiles": "auto", "objective": "fastest"},
-     'objective: "fastest" is not "fct", "slowdown" or "short"'),
+     'objective: "fastest" is not "fct", "slowdown", "short" or '
+     '"pias"'),
     ({"percentiles": "auto", "short-size": "50000"},
      "short-size: only with objective=short"),
     ({"short-size": "50000"}, "short-size: only with objective=short"),

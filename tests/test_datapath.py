@@ -326,6 +326,39 @@ def test_auto_minimises_the_short_flows_when_told(sw, workloads):
     assert int(dumped["model-mean-short-fct-us"]) > 0, dumped
 
 
+def test_auto_minimises_pias_objective_when_told(sw, workloads):
+    """percentiles=auto objective=pias: on a web-search window, the
+    threshold that minimises PIAS's objective (its section 4: with a share f of the
+    flows ending in queue 0, f rho + (1 - f)^2 rho / (1 - f rho) for two
+    queues), to within the histogram's bucket and the margin that keeps a
+    set; qos/show gives what the multilevel model predicts of it, and
+    OpenFlow the objective."""
+    sizes, details = auto_on_a_window(sw, workloads, "websearch",
+                                      objective="pias")
+    assert details["objective"] == "pias"
+    threshold = int(details["current-thresholds"])
+    load = float(details["model-load"]) / 100
+    s = np.sort(sizes)
+
+    def pias(a):
+        f = np.searchsorted(s, a, side="right") / len(s)
+        return f * load + (1 - f) ** 2 * load / (1 - f * load)
+
+    candidates = sorted(set(sizes))
+    got = (threshold, load, min(map(pias, candidates)), pias(threshold),
+           float(details["model-mean-fct-us"]))
+    print("threshold, load, least objective, its, shown mean (us):", got)
+    assert 0.05 < load < 1, got
+    assert threshold > 1000, got        # It left the initial one.
+    assert pias(threshold) <= min(map(pias, candidates)) * 1.03, got
+    # The shown mean is the multilevel model's of that threshold, in us at
+    # 5 Mbit/s (1.6 us a byte).
+    assert 0.5 < got[-1] / (model_mean_fct(sizes, load, threshold)
+                            * 1.6) < 2, got
+    [(dumped, _)] = sw.sb.dump_awafs("br0", "p1").values()
+    assert dumped["objective"] == "pias", dumped
+
+
 def test_auto_measures_the_load_from_its_first_rounds(sw):
     """percentiles=auto averages the port's load over about a window, but
     over the time measured so far while that is shorter: a port busy from
