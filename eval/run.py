@@ -190,6 +190,9 @@ def pias_schemes(workload, load):
         "awafs-auto-short": {**PIAS_QOS, "mode": "adaptive",
                              "thresholds": csvlist(ws),
                              "percentiles": "auto", "objective": "short"},
+        "awafs-auto-pias": {**PIAS_QOS, "mode": "adaptive",
+                            "thresholds": csvlist(ws),
+                            "percentiles": "auto", "objective": "pias"},
     }
     matched = f"pias-{workload}"
     if matched not in schemes:
