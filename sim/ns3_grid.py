@@ -344,8 +344,8 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     of the flows that started 'warmup_s' or later into their run; each
     scheme's short mean against scheme 'against' at its point or, without
     it, against the best static scheme there (the best static thresholds
-    in hindsight: of the sweep's static-refpct schemes and pias-matched,
-    the one with the lowest short mean), where one ran."""
+    in hindsight: of the sweep's static-refpct schemes, pias-matched and
+    auto-settled, the one with the lowest short mean), where one ran."""
     lines = [f"Leaf-spine on ns-3: {regime}.", "",
              "Short flows: at most 100 kB, pooled over the seeds; the "
              "interval is a 95 % bootstrap of their mean (resampled within "
@@ -355,8 +355,8 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
              f"{against or 'the best static'}: the change of the short mean "
              "against "
              + (f"{against}'s" if against else "the static scheme (the "
-                "sweep's static-refpct ones and pias-matched) of the lowest "
-                "one")
+                "sweep's static-refpct ones, pias-matched and auto-settled) "
+                "of the lowest one")
              + " at that point, with its 95 % bootstrap interval "
              "(eval/static_sweep.py's ratio_ci()).", "",
              *([f"Flows that started in a run's first {warmup_s:g} s "
@@ -508,8 +508,8 @@ def main(argv=None):
                     f"that OUT/{CHECKSUMS} lists, and compare their flows "
                     "with it (exit status 1 if any differ)")
     ap.add_argument("--against", help="a scheme each scheme's short mean "
-                    "is compared with (default: the best static, "
-                    "pias-matched or a static-refpct)")
+                    "is compared with (default: the best static: "
+                    "pias-matched, auto-settled or a static-refpct)")
     ap.add_argument("--warmup-s", type=float, default=0.0,
                     help="leave out of the summary the flows that started "
                     "this early in their run")
