@@ -328,11 +328,11 @@ def test_auto_minimises_the_short_flows_when_told(sw, workloads):
 
 def test_auto_minimises_pias_objective_when_told(sw, workloads):
     """percentiles=auto objective=pias: on a web-search window, the
-    threshold that minimises PIAS's objective (its section 4: with a share f of the
-    flows ending in queue 0, f rho + (1 - f)^2 rho / (1 - f rho) for two
-    queues), to within the histogram's bucket and the margin that keeps a
-    set; qos/show gives what the multilevel model predicts of it, and
-    OpenFlow the objective."""
+    threshold that minimises PIAS's objective (its section 4: with a share
+    f of the flows ending in queue 0, f rho + (1 - f)^2 rho / (1 - f rho)
+    for two queues), to within the histogram's bucket and the margin that
+    keeps a set; qos/show gives what the multilevel model predicts of it,
+    and OpenFlow the objective."""
     sizes, details = auto_on_a_window(sw, workloads, "websearch",
                                       objective="pias")
     assert details["objective"] == "pias"
