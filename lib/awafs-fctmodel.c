@@ -380,6 +380,25 @@ awafs_fct_evaluate(enum awafs_fct_model model, uint64_t short_size,
     return true;
 }
 
+bool
+awafs_fct_model_from_string(const char *name, enum awafs_fct_model *model)
+{
+    static const char *const names[] = {
+        [AWAFS_FCT_MLFQ] = "fct",
+        [AWAFS_FCT_MLFQ_SLOWDOWN] = "slowdown",
+        [AWAFS_FCT_MLFQ_SHORT] = "short",
+        [AWAFS_FCT_KARUNA] = "pias",
+    };
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!strcmp(name, names[i])) {
+            *model = i;
+            return true;
+        }
+    }
+    return false;
+}
+
 double
 awafs_load_update(struct awafs_load *l, int64_t now_us, uint64_t bytes,
                   uint64_t rate_bps, int64_t window_us)

@@ -793,6 +793,12 @@ enum awafs_fct_model {
     AWAFS_FCT_KARUNA,           /* PIAS's and Karuna's: flow fractions. */
 };
 
+/* The models by the name an operator configures them with (objective=...):
+ * "fct", "slowdown", "short" and "pias", listed in AWAFS_FCT_MODEL_NAMES
+ * for messages.  False if 'name' names none. */
+#define AWAFS_FCT_MODEL_NAMES "fct, slowdown, short or pias"
+bool awafs_fct_model_from_string(const char *name, enum awafs_fct_model *);
+
 /* What a flow above the short size weighs in AWAFS_FCT_MLFQ_SHORT's mean,
  * a short flow weighing 1: enough to order the levels that hold no short
  * flow (which cost short flows nothing), too little to trade a short

@@ -553,6 +553,8 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     KEY(MIN_THRESHOLDS) = smap_get(details, "min-thresholds") != NULL;
     KEY(MAX_THRESHOLDS) = smap_get(details, "max-thresholds") != NULL;
     if (!strcmp(smap_get_def(details, "percentiles", ""), "auto")) {
+        bool known;
+
         /* The thresholds that minimise the FCT model (lib/awafs.h). */
         if (p->karuna) {
             return xstrdup("percentiles: \"auto\" cannot go with "
@@ -560,12 +562,10 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
         }
         p->key[AWAFS_KEY_PERCENTILES] = 1;
         p->core.minimise_fct = true;
-        p->core.fct_model = (awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "slowdown")
-                             ? AWAFS_FCT_MLFQ_SLOWDOWN
-                             : awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "short")
-                             ? AWAFS_FCT_MLFQ_SHORT
-                             : awafs_key_is(p, AWAFS_KEY_OBJECTIVE, "pias")
-                             ? AWAFS_FCT_KARUNA : AWAFS_FCT_MLFQ);
+        /* The key's choices are the core's names of its models. */
+        known = awafs_fct_model_from_string(
+            awafs_key_choice(p, AWAFS_KEY_OBJECTIVE), &p->core.fct_model);
+        ovs_assert(known);
         p->core.short_size = KEY(SHORT_SIZE);
         if (p->core.fct_model != AWAFS_FCT_MLFQ_SHORT
             && smap_get(details, "short-size")) {

@@ -289,17 +289,13 @@ AwafsQueueDisc::ConfigError()
         }
         m_cfg.init_thr[i] = (uint64_t) thr[i];
     }
-    if (m_objective != "fct" && m_objective != "slowdown"
-        && m_objective != "short" && m_objective != "pias") {
-        return "objective: fct, slowdown, short or pias, not '"
-               + m_objective + "'";
+    if (!awafs_fct_model_from_string(m_objective.c_str(),
+                                     &m_cfg.fct_model)) {
+        return "objective: " AWAFS_FCT_MODEL_NAMES ", not '" + m_objective
+               + "'";
     }
     if (m_percentiles == "auto") {
         m_cfg.minimise_fct = true;
-        m_cfg.fct_model = (m_objective == "slowdown" ? AWAFS_FCT_MLFQ_SLOWDOWN
-                           : m_objective == "short" ? AWAFS_FCT_MLFQ_SHORT
-                           : m_objective == "pias" ? AWAFS_FCT_KARUNA
-                           : AWAFS_FCT_MLFQ);
     } else if (m_objective != "fct") {
         return "objective: only with percentiles auto";
     } else if (!ParseList(m_percentiles, &pct)

@@ -365,10 +365,11 @@ ParseOptions(int argc, char **argv)
         } else if (name == "percentiles") {
             o.percentiles = value;
         } else if (name == "objective") {
-            if (value != "fct" && value != "slowdown" && value != "short"
-                && value != "pias") {
-                Usage("--objective must be fct, slowdown, short or pias, "
-                      "not '" + value + "'");
+            enum awafs_fct_model model;
+
+            if (!awafs_fct_model_from_string(value.c_str(), &model)) {
+                Usage("--objective must be " AWAFS_FCT_MODEL_NAMES ", not '"
+                      + value + "'");
             }
             o.objective = value;
         } else if (name == "window-ms") {

@@ -504,6 +504,38 @@ test_queue_wire_bytes(void **state)
                      3000 + 64 + 4 * AWAFS_WIRE_OVERHEAD);
 }
 
+/* Each model by its configured name, the names AWAFS_FCT_MODEL_NAMES
+ * lists; any other name, a prefix of one or another case refused. */
+static void
+test_model_names(void **state)
+{
+    static const struct {
+        const char *name;
+        enum awafs_fct_model model;
+    } names[] = {
+        { "fct", AWAFS_FCT_MLFQ },
+        { "slowdown", AWAFS_FCT_MLFQ_SLOWDOWN },
+        { "short", AWAFS_FCT_MLFQ_SHORT },
+        { "pias", AWAFS_FCT_KARUNA },
+    };
+    static const char *const bad[] = { "", "fc", "fct ", "FCT", "karuna" };
+    enum awafs_fct_model model;
+
+    (void) state;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        model = (names[i].model == AWAFS_FCT_MLFQ ? AWAFS_FCT_KARUNA
+                 : AWAFS_FCT_MLFQ);
+        assert_true(awafs_fct_model_from_string(names[i].name, &model));
+        assert_int_equal(model, names[i].model);
+        assert_non_null(strstr(AWAFS_FCT_MODEL_NAMES, names[i].name));
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        model = AWAFS_FCT_MLFQ_SHORT;
+        assert_false(awafs_fct_model_from_string(bad[i], &model));
+        assert_int_equal(model, AWAFS_FCT_MLFQ_SHORT);
+    }
+}
+
 AWAFS_UNIT_MAIN(fctmodel)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +550,7 @@ AWAFS_UNIT_MAIN(fctmodel)
         cmocka_unit_test(test_many_points_are_grouped),
         cmocka_unit_test(test_load_average_starts_at_the_first_reading),
         cmocka_unit_test(test_queue_wire_bytes),
+        cmocka_unit_test(test_model_names),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
