@@ -26,32 +26,12 @@
 #define VLAN_HLEN 4
 #define MAX_VLAN_TAGS 2
 
-#define IPV4_MIN_HLEN 20
 #define IPV6_HLEN 40
-#define IPPROTO_TCP_ 6
 #define IPPROTO_UDP_ 17
 #define UDP_HLEN 8
 #define TUNNEL_HLEN 8           /* VXLAN's, and Geneve's without options. */
 #define VXLAN_FLAG_I 0x08       /* The VNI is valid (RFC 7348). */
 #define ETH_TYPE_TEB 0x6558     /* Transparent Ethernet Bridging. */
-#define TCP_MIN_HLEN 20
-#define TCP_OPT_EOL 0
-#define TCP_OPT_NOP 1
-#define TCP_OPT_MSS 2
-#define TCP_OPT_MSS_LEN 4
-
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-    return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16
-           | (uint32_t) p[2] << 8 | p[3];
-}
 
 static inline void
 wr16(uint8_t *p, uint16_t v)
@@ -81,75 +61,6 @@ is_ipv6_ext_hdr(uint8_t nh)
     default:
         return false;
     }
-}
-
-/* Walks the TCP options in [opt, end).  Returns OK with 'hdr' filled,
- * NO_OPTION, or MALFORMED for a bad option length, a bad AWAFS option or a
- * second AWAFS option. */
-static enum awafs_parse_result
-parse_tcp_options(const uint8_t *opt, const uint8_t *end,
-                  struct awafs_hdr *hdr)
-{
-    bool found = false;
-
-    while (opt < end) {
-        uint8_t kind = opt[0];
-        uint8_t len;
-
-        if (kind == TCP_OPT_EOL) {
-            break;
-        } else if (kind == TCP_OPT_NOP) {
-            opt++;
-            continue;
-        }
-        if (end - opt < 2) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        len = opt[1];
-        if (len < 2 || len > end - opt) {
-            return AWAFS_PARSE_MALFORMED;
-        }
-        if (kind == TCP_OPT_MSS && len == TCP_OPT_MSS_LEN) {
-            hdr->mss = rd16(opt + 2);
-        } else if ((kind == AWAFS_OPT_KIND || kind == AWAFS_OPT_KIND_ALT)
-            && len >= 4 && rd16(opt + 2) == AWAFS_OPT_EXID) {
-            size_t base, extra;
-            uint32_t word;
-
-            if (found || len < AWAFS_OPT_LEN) {
-                return AWAFS_PARSE_MALFORMED;
-            }
-            word = rd32(opt + 4);
-            hdr->completed = (word & AWAFS_OPT_COMPLETED_BIT) != 0;
-            hdr->bytes_sent = word & ~AWAFS_OPT_COMPLETED_BIT;
-            /* 8 or 12 bytes by the completed bit, + 8 with a report of
-             * the previous message, + 4 with the Karuna word, last. */
-            base = hdr->completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
-            extra = len - base;
-            if (len < base || (extra != 0 && extra != AWAFS_OPT_PREV_LEN
-                               && extra != AWAFS_OPT_KARUNA_LEN
-                               && extra != (AWAFS_OPT_PREV_LEN
-                                            + AWAFS_OPT_KARUNA_LEN))) {
-                return AWAFS_PARSE_MALFORMED;
-            }
-            hdr->flow_size = hdr->completed ? rd32(opt + 8) : 0;
-            if (hdr->completed && hdr->flow_size < hdr->bytes_sent) {
-                return AWAFS_PARSE_MALFORMED;
-            }
-            if (extra >= AWAFS_OPT_PREV_LEN) {
-                hdr->has_prev = true;
-                hdr->prev_size = rd32(opt + base);
-                hdr->prev_end = rd32(opt + base + 4);
-            }
-            if (extra % AWAFS_OPT_PREV_LEN) {
-                hdr->has_karuna = true;
-                hdr->karuna = rd32(opt + len - AWAFS_OPT_KARUNA_LEN);
-            }
-            found = true;
-        }
-        opt += len;
-    }
-    return found ? AWAFS_PARSE_OK : AWAFS_PARSE_NO_OPTION;
 }
 
 /* What parse_l2() reads a frame with. */
@@ -216,7 +127,7 @@ read_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
             return AWAFS_PARSE_NOT_TCP;
         }
     } else {
-        if (p[0] >> 6 != 0 || rd16(p + 2) != ETH_TYPE_TEB) {
+        if (p[0] >> 6 != 0 || awafs_rd16(p + 2) != ETH_TYPE_TEB) {
             count_tunnel(ctx, AWAFS_TUN_UNKNOWN);
             return AWAFS_PARSE_NOT_TCP;
         }
@@ -232,7 +143,7 @@ read_tunnel(const struct parse_ctx *ctx, enum awafs_tunnel type,
     count_tunnel(ctx, type == AWAFS_TUNNEL_VXLAN ? AWAFS_TUN_VXLAN
                                                   : AWAFS_TUN_GENEVE);
     hdr->tunnel = type;
-    hdr->vni = rd32(p + 4) >> 8;
+    hdr->vni = awafs_rd32(p + 4) >> 8;
     hdr->outer_ip_version = hdr->ip_version;
     hdr->outer_l3_ofs = hdr->l3_ofs;
     hdr->ip_version = 0;
@@ -262,7 +173,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
         if (r != AWAFS_PARSE_OK) {
             return r;
         }
-        eth_type = rd16(l2 + 12);
+        eth_type = awafs_rd16(l2 + 12);
         l3 = l2 + AWAFS_ETH_HLEN;
         left = len - AWAFS_ETH_HLEN;
         for (int i = 0; (eth_type == AWAFS_ETH_TYPE_VLAN
@@ -274,7 +185,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             if (r != AWAFS_PARSE_OK) {
                 return r;
             }
-            eth_type = rd16(l3 + 2);
+            eth_type = awafs_rd16(l3 + 2);
             l3 += VLAN_HLEN;
             left -= VLAN_HLEN;
         }
@@ -282,7 +193,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
         if (eth_type == AWAFS_ETH_TYPE_IPV4) {
             size_t tot_len;
 
-            r = need(ctx, l3, left, IPV4_MIN_HLEN);
+            r = need(ctx, l3, left, AWAFS_IPV4_MIN_HLEN);
             if (r != AWAFS_PARSE_OK) {
                 return r;
             }
@@ -290,8 +201,8 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
                 return AWAFS_PARSE_MALFORMED;
             }
             ip_hlen = (l3[0] & 0x0f) * 4;
-            tot_len = rd16(l3 + 2);
-            if (ip_hlen < IPV4_MIN_HLEN || tot_len < ip_hlen
+            tot_len = awafs_rd16(l3 + 2);
+            if (ip_hlen < AWAFS_IPV4_MIN_HLEN || tot_len < ip_hlen
                 || tot_len > left) {
                 return AWAFS_PARSE_MALFORMED;
             }
@@ -299,7 +210,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             if (r != AWAFS_PARSE_OK) {
                 return r;
             }
-            if (rd16(l3 + 6) & 0x3fff) {    /* MF flag or fragment offset. */
+            if (awafs_rd16(l3 + 6) & 0x3fff) {  /* MF or fragment offset. */
                 return AWAFS_PARSE_UNSUPPORTED;
             }
             hdr->ip_version = 4;
@@ -318,7 +229,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
                 return AWAFS_PARSE_MALFORMED;
             }
             ip_hlen = IPV6_HLEN;
-            payload_len = rd16(l3 + 4);
+            payload_len = awafs_rd16(l3 + 4);
             if (payload_len > left - IPV6_HLEN) {
                 return AWAFS_PARSE_MALFORMED;
             }
@@ -343,7 +254,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             if (r != AWAFS_PARSE_OK) {
                 return r;
             }
-            type = tunnel_at(ctx->tunnels, rd16(l4 + 2));
+            type = tunnel_at(ctx->tunnels, awafs_rd16(l4 + 2));
             if (type == AWAFS_TUNNEL_NONE) {
                 return AWAFS_PARSE_NOT_TCP;
             }
@@ -351,7 +262,7 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
                 count_tunnel(ctx, AWAFS_TUN_NESTED);
                 return AWAFS_PARSE_UNSUPPORTED;
             }
-            udp_len = rd16(l4 + 4);
+            udp_len = awafs_rd16(l4 + 4);
             if (udp_len < UDP_HLEN || udp_len > l4_len) {
                 return AWAFS_PARSE_MALFORMED;
             }
@@ -364,15 +275,15 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             len = udp_len - UDP_HLEN - hlen;
             continue;
         }
-        if (proto != IPPROTO_TCP_) {
+        if (proto != AWAFS_IPPROTO_TCP) {
             return AWAFS_PARSE_NOT_TCP;
         }
-        r = need(ctx, l4, l4_len, TCP_MIN_HLEN);
+        r = need(ctx, l4, l4_len, AWAFS_TCP_MIN_HLEN);
         if (r != AWAFS_PARSE_OK) {
             return r;
         }
         tcp_hlen = (l4[12] >> 4) * 4;
-        if (tcp_hlen < TCP_MIN_HLEN) {
+        if (tcp_hlen < AWAFS_TCP_MIN_HLEN) {
             return AWAFS_PARSE_MALFORMED;
         }
         r = need(ctx, l4, l4_len, tcp_hlen);
@@ -380,62 +291,20 @@ parse_l2(const struct parse_ctx *ctx, const uint8_t *l2, size_t len,
             return r;
         }
         hdr->tcp_flags = l4[13];
-        hdr->seq = rd32(l4 + 4);
-        hdr->ack = rd32(l4 + 8);
+        hdr->seq = awafs_rd32(l4 + 4);
+        hdr->ack = awafs_rd32(l4 + 8);
         hdr->l4_ofs = l4 - ctx->frame;
         hdr->payload_len = l4_len - tcp_hlen;
-        *opt = l4 + TCP_MIN_HLEN;
+        *opt = l4 + AWAFS_TCP_MIN_HLEN;
         *opt_end = l4 + tcp_hlen;
         return AWAFS_PARSE_OK;
     }
 }
 
-/* parse_l2() of the frame most ports carry, Ethernet, IPv4 without
- * options and TCP with its header in the 'head_len' bytes at 'f' of a
- * 'len'-byte frame, with the same checks in one pass.  Returns false, with
- * 'hdr' untouched, for any other frame or any check that fails: parse_l2()
- * then tells why. */
-static inline bool
-parse_ipv4_tcp(const uint8_t *f, size_t head_len, size_t len,
-               struct awafs_hdr *hdr, const uint8_t **opt,
-               const uint8_t **opt_end)
-{
-    const uint8_t *l3 = f + AWAFS_ETH_HLEN;
-    const uint8_t *l4 = l3 + IPV4_MIN_HLEN;
-    size_t tot_len, tcp_hlen;
-
-    if (head_len < AWAFS_ETH_HLEN + IPV4_MIN_HLEN + TCP_MIN_HLEN
-        || rd16(f + 12) != AWAFS_ETH_TYPE_IPV4
-        || l3[0] != (4 << 4 | IPV4_MIN_HLEN / 4)
-        || l3[9] != IPPROTO_TCP_
-        || rd16(l3 + 6) & 0x3fff) {
-        return false;
-    }
-    tot_len = rd16(l3 + 2);
-    tcp_hlen = (l4[12] >> 4) * 4;
-    if (tcp_hlen < TCP_MIN_HLEN
-        || tot_len < IPV4_MIN_HLEN + tcp_hlen
-        || tot_len > len - AWAFS_ETH_HLEN
-        || AWAFS_ETH_HLEN + IPV4_MIN_HLEN + tcp_hlen > head_len) {
-        return false;
-    }
-    hdr->ip_version = 4;
-    hdr->l3_ofs = AWAFS_ETH_HLEN;
-    hdr->ip_end = AWAFS_ETH_HLEN + tot_len;
-    hdr->tcp_flags = l4[13];
-    hdr->seq = rd32(l4 + 4);
-    hdr->ack = rd32(l4 + 8);
-    hdr->l4_ofs = AWAFS_ETH_HLEN + IPV4_MIN_HLEN;
-    hdr->payload_len = tot_len - IPV4_MIN_HLEN - tcp_hlen;
-    *opt = l4 + TCP_MIN_HLEN;
-    *opt_end = l4 + tcp_hlen;
-    return true;
-}
-
 enum awafs_parse_result
-awafs_parse_head(const void *head, size_t head_len, size_t len,
-                 const struct awafs_tunnel_ports *ports,
-                 struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+awafs_parse_head__(const void *head, size_t head_len, size_t len,
+                   const struct awafs_tunnel_ports *ports,
+                   struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
 {
     struct parse_ctx ctx = {
         .frame = head,
@@ -452,12 +321,9 @@ awafs_parse_head(const void *head, size_t head_len, size_t len,
     if (len > UINT16_MAX) {
         r = AWAFS_PARSE_MALFORMED;
     } else {
-        r = (parse_ipv4_tcp(head, ctx.head_end - ctx.frame, len, hdr, &opt,
-                            &opt_end)
-             ? AWAFS_PARSE_OK
-             : parse_l2(&ctx, head, len, hdr, &opt, &opt_end));
+        r = parse_l2(&ctx, head, len, hdr, &opt, &opt_end);
         if (r == AWAFS_PARSE_OK) {
-            r = parse_tcp_options(opt, opt_end, hdr);
+            r = awafs_parse_tcp_options(opt, opt_end, hdr);
         }
     }
     if (r == AWAFS_PARSE_MALFORMED && hdr->tunnel) {

@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AWAFS_MIN_QUEUES 2
 #define AWAFS_MAX_QUEUES 8
@@ -225,15 +226,8 @@ struct awafs_parse_stats {
     uint64_t tunnel[AWAFS_TUN_N_EVENTS];
 };
 
-/* Parses the frame of 'len' bytes at 'frame', reading inside the tunnels
- * 'ports' names (NULL: none), over IPv4 or IPv6 with up to two VLAN tags
- * outside: the result and 'hdr' are then the inner frame's.  Bounds are
- * checked as strictly inside as outside; a tunnel inside the tunnel is not
- * read.  Of the frame only the first 'head_len' bytes are at 'frame' (a
- * copy of the start of a multi-segment packet, or all of it): lengths are
- * checked against 'len', and a header past the head is UNSUPPORTED.  A
- * head of AWAFS_HEAD_MAX bytes holds every header the parser reads. */
-enum awafs_parse_result awafs_parse_head(
+/* awafs_parse_head() (below) of any frame, with no fast path. */
+enum awafs_parse_result awafs_parse_head__(
     const void *frame, size_t head_len, size_t len,
     const struct awafs_tunnel_ports *ports, struct awafs_hdr *hdr,
     struct awafs_parse_stats *stats);
@@ -244,6 +238,156 @@ enum awafs_parse_result awafs_parse_head(
 #define AWAFS_ETH_TYPE_IPV6 0x86dd
 #define AWAFS_ETH_TYPE_VLAN 0x8100      /* 802.1Q tag. */
 #define AWAFS_ETH_TYPE_QINQ 0x88a8      /* 802.1ad tag. */
+
+#define AWAFS_IPV4_MIN_HLEN 20
+#define AWAFS_TCP_MIN_HLEN 20
+#define AWAFS_IPPROTO_TCP 6
+
+/* The big-endian 16- and 32-bit values at 'p', read byte by byte (no
+ * alignment assumed). */
+static inline uint16_t
+awafs_rd16(const uint8_t *p)
+{
+    return (uint16_t) (p[0] << 8 | p[1]);
+}
+
+static inline uint32_t
+awafs_rd32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16
+           | (uint32_t) p[2] << 8 | p[3];
+}
+
+#define AWAFS_TCP_OPT_EOL 0
+#define AWAFS_TCP_OPT_NOP 1
+#define AWAFS_TCP_OPT_MSS 2
+#define AWAFS_TCP_OPT_MSS_LEN 4
+
+/* Reads the TCP options in [opt, end) into 'hdr': OK with the AWAFS option
+ * read, NO_OPTION, or MALFORMED (a bad option length, a bad AWAFS option or
+ * a second one). */
+static inline enum awafs_parse_result
+awafs_parse_tcp_options(const uint8_t *opt, const uint8_t *end,
+                        struct awafs_hdr *hdr)
+{
+    bool found = false;
+
+    while (opt < end) {
+        uint8_t kind = opt[0];
+        uint8_t len;
+
+        if (kind == AWAFS_TCP_OPT_EOL) {
+            break;
+        } else if (kind == AWAFS_TCP_OPT_NOP) {
+            opt++;
+            continue;
+        }
+        if (end - opt < 2) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        len = opt[1];
+        if (len < 2 || len > end - opt) {
+            return AWAFS_PARSE_MALFORMED;
+        }
+        if (kind == AWAFS_TCP_OPT_MSS && len == AWAFS_TCP_OPT_MSS_LEN) {
+            hdr->mss = awafs_rd16(opt + 2);
+        } else if ((kind == AWAFS_OPT_KIND || kind == AWAFS_OPT_KIND_ALT)
+            && len >= 4 && awafs_rd16(opt + 2) == AWAFS_OPT_EXID) {
+            size_t base, extra;
+            uint32_t word;
+
+            if (found || len < AWAFS_OPT_LEN) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            word = awafs_rd32(opt + 4);
+            hdr->completed = (word & AWAFS_OPT_COMPLETED_BIT) != 0;
+            hdr->bytes_sent = word & ~AWAFS_OPT_COMPLETED_BIT;
+            /* 8 or 12 bytes by the completed bit, + 8 with a report of
+             * the previous message, + 4 with the Karuna word, last. */
+            base = hdr->completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
+            extra = len - base;
+            if (len < base || (extra != 0 && extra != AWAFS_OPT_PREV_LEN
+                               && extra != AWAFS_OPT_KARUNA_LEN
+                               && extra != (AWAFS_OPT_PREV_LEN
+                                            + AWAFS_OPT_KARUNA_LEN))) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            hdr->flow_size = hdr->completed ? awafs_rd32(opt + 8) : 0;
+            if (hdr->completed && hdr->flow_size < hdr->bytes_sent) {
+                return AWAFS_PARSE_MALFORMED;
+            }
+            if (extra >= AWAFS_OPT_PREV_LEN) {
+                hdr->has_prev = true;
+                hdr->prev_size = awafs_rd32(opt + base);
+                hdr->prev_end = awafs_rd32(opt + base + 4);
+            }
+            if (extra % AWAFS_OPT_PREV_LEN) {
+                hdr->has_karuna = true;
+                hdr->karuna = awafs_rd32(opt + len - AWAFS_OPT_KARUNA_LEN);
+            }
+            found = true;
+        }
+        opt += len;
+    }
+    return found ? AWAFS_PARSE_OK : AWAFS_PARSE_NO_OPTION;
+}
+
+/* Parses the frame of 'len' bytes at 'frame', reading inside the tunnels
+ * 'ports' names (NULL: none), over IPv4 or IPv6 with up to two VLAN tags
+ * outside: the result and 'hdr' are then the inner frame's.  Bounds are
+ * checked as strictly inside as outside; a tunnel inside the tunnel is not
+ * read.  Of the frame only the first 'head_len' bytes are at 'frame' (a
+ * copy of the start of a multi-segment packet, or all of it): lengths are
+ * checked against 'len', and a header past the head is UNSUPPORTED.  A
+ * head of AWAFS_HEAD_MAX bytes holds every header the parser reads.
+ *
+ * Inline for the frame most ports carry, Ethernet, IPv4 without options and
+ * TCP with its header in the head, with the checks awafs_parse_head__()
+ * makes of it, so that the per-packet path makes no call for it;
+ * awafs_parse_head__() reads every other frame. */
+static inline enum awafs_parse_result
+awafs_parse_head(const void *frame, size_t head_len, size_t len,
+                 const struct awafs_tunnel_ports *ports,
+                 struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+{
+    const uint8_t *f = (const uint8_t *) frame;
+    const uint8_t *l3 = f + AWAFS_ETH_HLEN;
+    const uint8_t *l4 = l3 + AWAFS_IPV4_MIN_HLEN;
+    size_t tot_len, tcp_hlen, head = head_len < len ? head_len : len;
+    enum awafs_parse_result r;
+
+    /* Offsets are 16-bit: a longer frame is awafs_parse_head__()'s. */
+    if (len > UINT16_MAX
+        || head < AWAFS_ETH_HLEN + AWAFS_IPV4_MIN_HLEN + AWAFS_TCP_MIN_HLEN
+        || awafs_rd16(f + 12) != AWAFS_ETH_TYPE_IPV4
+        || l3[0] != (4 << 4 | AWAFS_IPV4_MIN_HLEN / 4)
+        || l3[9] != AWAFS_IPPROTO_TCP
+        || awafs_rd16(l3 + 6) & 0x3fff) {   /* MF or a fragment offset. */
+        return awafs_parse_head__(frame, head_len, len, ports, hdr, stats);
+    }
+    tot_len = awafs_rd16(l3 + 2);
+    tcp_hlen = (l4[12] >> 4) * 4;
+    if (tcp_hlen < AWAFS_TCP_MIN_HLEN
+        || tot_len < AWAFS_IPV4_MIN_HLEN + tcp_hlen
+        || tot_len > len - AWAFS_ETH_HLEN
+        || AWAFS_ETH_HLEN + AWAFS_IPV4_MIN_HLEN + tcp_hlen > head) {
+        return awafs_parse_head__(frame, head_len, len, ports, hdr, stats);
+    }
+    memset(hdr, 0, sizeof *hdr);
+    hdr->ip_version = 4;
+    hdr->l3_ofs = AWAFS_ETH_HLEN;
+    hdr->ip_end = AWAFS_ETH_HLEN + tot_len;
+    hdr->tcp_flags = l4[13];
+    hdr->seq = awafs_rd32(l4 + 4);
+    hdr->ack = awafs_rd32(l4 + 8);
+    hdr->l4_ofs = AWAFS_ETH_HLEN + AWAFS_IPV4_MIN_HLEN;
+    hdr->payload_len = tot_len - AWAFS_IPV4_MIN_HLEN - tcp_hlen;
+    r = awafs_parse_tcp_options(l4 + AWAFS_TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
+    if (stats) {
+        stats->n[r]++;
+    }
+    return r;
+}
 
 /* False if the 'head_len' bytes at 'frame' start an Ethernet frame that
  * carries neither IP nor a VLAN tag: awafs_parse_head() would find

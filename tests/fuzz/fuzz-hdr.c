@@ -84,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct awafs_parse_stats st = { .n = { 0 } };
     enum awafs_parse_result r;
-    struct awafs_hdr h;
+    struct awafs_hdr h, general;
     uint64_t events = 0;
 
     if (!ports.n) {
@@ -95,6 +95,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     r = awafs_parse_tunnel(data, size, &ports, &h, &st);
     if (r >= AWAFS_PARSE_N_RESULTS || st.n[r] != 1) {
+        abort();
+    }
+    /* The inline fast path reads what the general parser reads. */
+    if (awafs_parse_head__(data, size, size, &ports, &general, NULL) != r
+        || memcmp(&general, &h, sizeof h)) {
         abort();
     }
     for (int e = 0; e < AWAFS_TUN_N_EVENTS; e++) {

@@ -14,10 +14,53 @@ data_opt(uint8_t *o, uint32_t sent)
     return awafs_opt_encode(o, sent, false, 0);
 }
 
+/* awafs_parse() of the first 'len' bytes of 'frame', which the general
+ * parser, without the inline fast path, must read the same way. */
 static enum awafs_parse_result
 parse(size_t len, struct awafs_hdr *h)
 {
-    return awafs_parse(frame, len, h, NULL);
+    enum awafs_parse_result r = awafs_parse(frame, len, h, NULL);
+    struct awafs_hdr general;
+
+    assert_int_equal(awafs_parse_head__(frame, len, len, NULL, &general,
+                                        NULL), r);
+    assert_memory_equal(&general, h, sizeof general);
+    return r;
+}
+
+/* The inline fast path (Ethernet, IPv4, TCP) against the general parser on
+ * every one-byte change of such a frame, whole and cut at every length,
+ * and given as a head of every length. */
+static void
+test_fast_path_reads_as_general(void **state)
+{
+    static const uint8_t values[] = { 0x00, 0x01, 0x06, 0x14, 0x45, 0x50,
+                                      0x80, 0xfd, 0xff };
+    uint8_t opt[20];
+    struct frame_spec s = { .tcp_opts = opt, .payload_len = 3 };
+    struct awafs_hdr h, general;
+    size_t len;
+
+    (void) state;
+    s.tcp_opts_len = awafs_opt_encode_prev(opt, 1000, true, 2000, 500, 77);
+    len = build_frame(frame, &s, NULL, NULL);
+    assert_int_equal(parse(len, &h), AWAFS_PARSE_OK);
+    for (size_t i = 0; i < len; i++) {
+        uint8_t orig = frame[i];
+
+        for (size_t v = 0; v < sizeof values; v++) {
+            frame[i] = values[v];
+            parse(len, &h);
+        }
+        frame[i] = orig;
+    }
+    for (size_t cut = 0; cut <= len; cut++) {
+        parse(cut, &h);
+        assert_int_equal(awafs_parse_head(frame, cut, len, NULL, &h, NULL),
+                         awafs_parse_head__(frame, cut, len, NULL, &general,
+                                            NULL));
+        assert_memory_equal(&general, &h, sizeof h);
+    }
 }
 
 static void
@@ -854,6 +897,7 @@ AWAFS_UNIT_MAIN(hdr)
         cmocka_unit_test(test_padding_is_not_payload),
         cmocka_unit_test(test_ipv4_data),
         cmocka_unit_test(test_ipv4_completed),
+        cmocka_unit_test(test_fast_path_reads_as_general),
         cmocka_unit_test(test_previous_message_forms),
         cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_vlan_tags),
