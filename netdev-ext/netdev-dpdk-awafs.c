@@ -218,14 +218,16 @@ struct awafs_qos {
     uint32_t link_mbps;                 /* The port's, 0 if unknown. */
 
     /* The instances, one per tx queue; replaced by the main thread while no
-     * thread sends on the port (qos_set_n_txq()). */
+     * thread sends on the port, under 'awafs_mutex', which the
+     * recalculation thread holds to read their counters
+     * (qos_set_n_txq()). */
     struct awafs_txq **txqs;
     int n_txq;
     size_t mem_bytes;                   /* The core's memory, all of it. */
 
-    /* Shared by the instances, written off the per-packet path: the
-     * thresholds (RCU, from the recalculation thread) and the completion
-     * rings (multi-producer). */
+    /* Shared by the instances: the thresholds (RCU, from the
+     * recalculation thread) and the completion rings, into which each
+     * instance pushes its completed messages (multi-producer). */
     struct awafs_ring *ring;            /* Completions, to 'adapt'. */
     struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
     uint32_t source_key[4];             /* Secret: awafs_source_id(). */
@@ -1367,13 +1369,16 @@ awafs_txq_create(const struct awafs_qos *aq, int n_txq)
 }
 
 /* Replaces the instances by 'n_txq' new ones, while no thread sends on the
- * port. */
+ * port.  The recalculation thread reads the instances' counters to measure
+ * the load (awafs_qos_measure_load()), under 'awafs_mutex': they are
+ * swapped under it, and the old ones freed once it no longer sees them. */
 static int
 awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
     char *msg = awafs_memory_check_params(conf, &aq->params, n_txq);
-    struct awafs_txq **txqs;
+    struct awafs_txq **txqs, **old_txqs;
+    int old_n_txq;
 
     if (msg) {
         VLOG_WARN("%s", msg);
@@ -1392,16 +1397,19 @@ awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
             return ENOMEM;
         }
     }
-    for (int i = 0; i < aq->n_txq; i++) {
-        *n_freed += awafs_txq_flush(aq->txqs[i]);
-        awafs_txq_destroy(aq->txqs[i]);
-    }
-    free(aq->txqs);
+    ovs_mutex_lock(&awafs_mutex);
+    old_txqs = aq->txqs;
+    old_n_txq = aq->n_txq;
     aq->txqs = txqs;
     aq->n_txq = n_txq;
-    ovs_mutex_lock(&awafs_mutex);
     aq->mem_bytes = awafs_params_memsize(&aq->params, n_txq);
     ovs_mutex_unlock(&awafs_mutex);
+
+    for (int i = 0; i < old_n_txq; i++) {
+        *n_freed += awafs_txq_flush(old_txqs[i]);
+        awafs_txq_destroy(old_txqs[i]);
+    }
+    free(old_txqs);
     return 0;
 }
 

@@ -257,3 +257,31 @@ def test_shaped_port_sends_its_max_rate_of_wire(size):
         shares = wire_rate_shares(sb, 2, rate, size)
     assert max(shares) <= 1.02, shares
     assert max(shares) >= 0.98, shares
+
+
+def test_instances_replaced_while_the_load_is_measured():
+    """With percentiles=auto the recalculation thread reads the instances'
+    counters to measure the port's load every round (1 ms here), while a
+    change of the PMD threads replaces the port's instances (one per tx
+    queue: a PMD's and the main thread's).  Under a flood, ten changes back
+    and forth: each leaves the port as many instances as tx queues, the
+    port keeps sending, and the load is still measured (offered: what the
+    port sent and dropped, so far above its rate under this flood)."""
+    with OvsSandbox(vswitchd=VSWITCHD) as sb:
+        sb.add_bridge()
+        sb.add_dpdk_port("br0", "p0", "net_null0", 1)
+        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        sb.set_awafs("p1", queues=4, percentiles="auto",
+                     **{"interval-ms": 1, "max-rate": 100000000})
+        for i in range(10):
+            mask, n_txq = ("0x3", "3") if i % 2 == 0 else ("0x2", "2")
+            sb.vsctl("set", "open_vswitch", ".",
+                     f"other_config:pmd-cpu-mask={mask}")
+            assert wait_until(lambda: sb.qos_show("p1")[1]
+                              .get("tx-queues") == n_txq, 10), i
+        sent = sb.iface_stats("p1")["tx_packets"]
+        assert wait_until(lambda: sb.iface_stats("p1")["tx_packets"] > sent,
+                          5)
+        load = float(sb.qos_show("p1")[1]["model-load"])
+    assert load > 100, load
