@@ -130,6 +130,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         copy = malloc(head ? head : 1);
         memcpy(copy, data, head);
         rh = awafs_parse_head(copy, head, size, &ports, &hh, NULL);
+        if (awafs_parse_head__(copy, head, size, &ports, &general, NULL) != rh
+            || memcmp(&general, &hh, sizeof hh)) {
+            abort();
+        }
         free(copy);
         if (rh != AWAFS_PARSE_UNSUPPORTED && rh != r) {
             abort();
