@@ -1001,7 +1001,7 @@ awafs_flow_key_from_frame(const void *frame, size_t len,
         memcpy(key->src, l3 + 8, 16);
         memcpy(key->dst, l3 + 24, 16);
     }
-    key->sport = (uint16_t) (l4[0] << 8 | l4[1]);
-    key->dport = (uint16_t) (l4[2] << 8 | l4[3]);
+    key->sport = awafs_rd16(l4);
+    key->dport = awafs_rd16(l4 + 2);
     return true;
 }

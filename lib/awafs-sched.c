@@ -622,12 +622,12 @@ awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h)
         return false;       /* Not IP, too short, not ECT, or already CE. */
     }
     if (version == 4) {
-        uint16_t old = ip[0] << 8 | ip[1];
+        uint16_t old = awafs_rd16(ip);
         uint16_t new, csum;
 
         ip[1] |= 3;
-        new = ip[0] << 8 | ip[1];
-        csum = ip[10] << 8 | ip[11];
+        new = awafs_rd16(ip);
+        csum = awafs_rd16(ip + 10);
         csum = csum_update16(csum, old, new);
         ip[10] = csum >> 8;
         ip[11] = csum;

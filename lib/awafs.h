@@ -401,7 +401,7 @@ awafs_frame_may_be_ip(const uint8_t *frame, size_t head_len)
     if (head_len < AWAFS_ETH_HLEN) {
         return true;
     }
-    type = (uint16_t) (frame[12] << 8 | frame[13]);
+    type = awafs_rd16(frame + 12);
     return (type == AWAFS_ETH_TYPE_IPV4 || type == AWAFS_ETH_TYPE_IPV6
             || type == AWAFS_ETH_TYPE_VLAN || type == AWAFS_ETH_TYPE_QINQ);
 }
