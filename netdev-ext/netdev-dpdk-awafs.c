@@ -211,8 +211,9 @@ struct awafs_qos {
     struct qos_conf qos_conf;
     long long int created;              /* time_msec(). */
 
-    /* The main thread's parameters, which it alone reads and writes; the
-     * datapath reads 'dp_params'. */
+    /* The main thread's parameters, which it writes under 'awafs_mutex',
+     * under which the recalculation thread reads them; the datapath reads
+     * 'dp_params'. */
     struct awafs_qos_params params;
     OVSRCU_TYPE(struct awafs_dp_params *) dp_params;
     uint32_t link_mbps;                 /* The port's, 0 if unknown. */
