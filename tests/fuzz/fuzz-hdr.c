@@ -79,12 +79,26 @@ sequence(const uint8_t *data, size_t size)
     awafs_flowtab_destroy(t);
 }
 
+/* The inline fast path read the 'head_len' bytes at 'head' of a frame of
+ * 'len' bytes as 'r' and 'h': so must the general parser. */
+static void
+check_general(const uint8_t *head, size_t head_len, size_t len,
+              enum awafs_parse_result r, const struct awafs_hdr *h)
+{
+    struct awafs_hdr general;
+
+    if (awafs_parse_head__(head, head_len, len, &ports, &general, NULL) != r
+        || memcmp(&general, h, sizeof general)) {
+        abort();
+    }
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct awafs_parse_stats st = { .n = { 0 } };
     enum awafs_parse_result r;
-    struct awafs_hdr h, general;
+    struct awafs_hdr h;
     uint64_t events = 0;
 
     if (!ports.n) {
@@ -97,11 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r >= AWAFS_PARSE_N_RESULTS || st.n[r] != 1) {
         abort();
     }
-    /* The inline fast path reads what the general parser reads. */
-    if (awafs_parse_head__(data, size, size, &ports, &general, NULL) != r
-        || memcmp(&general, &h, sizeof h)) {
-        abort();
-    }
+    check_general(data, size, size, r, &h);
     for (int e = 0; e < AWAFS_TUN_N_EVENTS; e++) {
         events += st.tunnel[e];
     }
@@ -130,10 +140,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         copy = malloc(head ? head : 1);
         memcpy(copy, data, head);
         rh = awafs_parse_head(copy, head, size, &ports, &hh, NULL);
-        if (awafs_parse_head__(copy, head, size, &ports, &general, NULL) != rh
-            || memcmp(&general, &hh, sizeof hh)) {
-            abort();
-        }
+        check_general(copy, head, size, rh, &hh);
         free(copy);
         if (rh != AWAFS_PARSE_UNSUPPORTED && rh != r) {
             abort();
