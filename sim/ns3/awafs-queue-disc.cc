@@ -525,7 +525,7 @@ AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
     if (completed) {
         l4[13] |= AWAFS_TCP_PSH;
     }
-    tot_len = (uint16_t) ((l3[2] << 8 | l3[3]) + n);
+    tot_len = (uint16_t) (awafs_rd16(l3 + 2) + n);
     l3[2] = (uint8_t) (tot_len >> 8);
     l3[3] = (uint8_t) tot_len;
     return n;
