@@ -133,9 +133,10 @@ awafs_config_check(const struct awafs_config *cfg)
         || cfg->window_capacity > WINDOW_MAX_CAPACITY) {
         return "window capacity must be between 16 and 1048576";
     }
-    if (cfg->ring_capacity < 2
-        || cfg->ring_capacity > AWAFS_RING_MAX_CAPACITY) {
-        return "ring capacity must be between 2 and 16777216";
+    if (cfg->ring_capacity
+        && (cfg->ring_capacity < 2
+            || cfg->ring_capacity > AWAFS_RING_MAX_CAPACITY)) {
+        return "ring capacity must be 0 or between 2 and 16777216";
     }
     if (!cfg->min_samples || cfg->min_samples > cfg->window_capacity) {
         return "min-samples must be between 1 and the window capacity";
@@ -204,7 +205,8 @@ awafs_adapt_memsize(const struct awafs_config *cfg)
                      : (size_t) cfg->window_capacity
                        * (sizeof(struct window_entry) + sizeof(uint64_t)));
 
-    return sizeof(struct awafs_adapt) + awafs_ring_memsize(cfg->ring_capacity)
+    return sizeof(struct awafs_adapt)
+           + (cfg->ring_capacity ? awafs_ring_memsize(cfg->ring_capacity) : 0)
            + window + (cfg->minimise_fct ? AWAFS_FCT_MAX_INPUT
                                             * sizeof(struct awafs_fct_point)
                                           : 0);
@@ -298,10 +300,12 @@ awafs_adapt_create(const struct awafs_config *cfg)
         return NULL;
     }
     a->cfg = *cfg;
-    a->ring = awafs_ring_create(cfg->ring_capacity);
+    a->ring = (cfg->ring_capacity ? awafs_ring_create(cfg->ring_capacity)
+               : NULL);
+    ok = a->ring || !cfg->ring_capacity;
     if (cfg->window_kind == AWAFS_WINDOW_HISTOGRAM) {
         a->hist = awafs_histwin_create(cfg->window_us);
-        ok = a->ring && a->hist;
+        ok = ok && a->hist;
         if (a->hist) {
             awafs_histwin_weigh_sources(a->hist, cfg->weigh_sources);
         }
@@ -309,7 +313,7 @@ awafs_adapt_create(const struct awafs_config *cfg)
         a->win = awafs_zalloc(cfg->window_capacity * sizeof *a->win);
         a->scratch = awafs_zalloc(cfg->window_capacity
                                   * sizeof *a->scratch);
-        ok = a->ring && a->win && a->scratch;
+        ok = ok && a->win && a->scratch;
     }
     if (!ok || !adapt_set_points(a, cfg->minimise_fct)) {
         awafs_adapt_destroy(a);
@@ -524,21 +528,77 @@ adapt_by_model(struct awafs_adapt *a, uint32_t n_samples, uint64_t *thr)
     return changed;
 }
 
-bool
-awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
-                   struct awafs_thresholds *out)
+/* Moves up to 'max' completions from 'r' into the window, in its order. */
+static void
+drain_ring(struct awafs_adapt *a, struct awafs_ring *r, uint64_t max)
 {
     struct awafs_ring_entry burst[DRAIN_BURST];
-    uint64_t pct_out[AWAFS_MAX_THRESHOLDS];
-    uint32_t n_thr = a->cfg.n_queues - 1;
-    uint32_t n_samples;
-    size_t n;
 
-    while ((n = awafs_ring_pop_burst(a->ring, burst, DRAIN_BURST)) > 0) {
+    while (max) {
+        size_t n = awafs_ring_pop_burst(r, burst, (max < DRAIN_BURST
+                                                   ? max : DRAIN_BURST));
+
+        if (!n) {
+            break;
+        }
         for (size_t i = 0; i < n; i++) {
             window_add(a, burst[i].ts_us, burst[i].size, burst[i].source);
         }
         a->stats.samples_in += n;
+        max -= n;
+    }
+}
+
+void
+awafs_adapt_collect(struct awafs_adapt *a, struct awafs_ring *const *rings,
+                    size_t n)
+{
+    uint64_t max = 0;
+
+    if (a->hist) {
+        /* The histogram files each sample by its time, in any order. */
+        for (size_t i = 0; i < n; i++) {
+            drain_ring(a, rings[i], awafs_ring_capacity(rings[i]));
+        }
+        return;
+    }
+
+    /* The exact window ages its entries out in the order they came: merge
+     * the rings by time, the oldest head first. */
+    for (size_t i = 0; i < n; i++) {
+        max += awafs_ring_capacity(rings[i]);
+    }
+    for (; max; max--) {
+        struct awafs_ring_entry e;
+        int64_t oldest_us = 0;
+        size_t from = n;
+
+        for (size_t i = 0; i < n; i++) {
+            if (awafs_ring_peek(rings[i], &e)
+                && (from == n || e.ts_us < oldest_us)) {
+                oldest_us = e.ts_us;
+                from = i;
+            }
+        }
+        if (from == n) {
+            break;
+        }
+        awafs_ring_pop_burst(rings[from], &e, 1);
+        window_add(a, e.ts_us, e.size, e.source);
+        a->stats.samples_in++;
+    }
+}
+
+bool
+awafs_adapt_update(struct awafs_adapt *a, int64_t now_us,
+                   struct awafs_thresholds *out)
+{
+    uint64_t pct_out[AWAFS_MAX_THRESHOLDS];
+    uint32_t n_thr = a->cfg.n_queues - 1;
+    uint32_t n_samples;
+
+    if (a->ring) {
+        drain_ring(a, a->ring, UINT64_MAX);
     }
     window_prune(a, now_us);
     n_samples = awafs_adapt_window_count(a);

@@ -86,7 +86,9 @@ awafs_ring_create(uint32_t capacity)
 void
 awafs_ring_destroy(struct awafs_ring *r)
 {
-    awafs_free_cacheline(r);
+    if (r) {
+        awafs_free_cacheline(r);
+    }
 }
 
 uint32_t
@@ -164,6 +166,23 @@ awafs_ring_pop_burst(struct awafs_ring *r, struct awafs_ring_entry *out,
         r->tail++;
     }
     return n;
+}
+
+bool
+awafs_ring_peek(const struct awafs_ring *r, struct awafs_ring_entry *e)
+{
+    struct awafs_ring *rw = (struct awafs_ring *) r;
+    struct ring_slot *slot = &rw->slots[r->tail & r->mask];
+    uint64_t seq;
+
+    awafs_atomic_read(&slot->seq, &seq, memory_order_acquire);
+    if (seq != r->tail + 1) {
+        return false;
+    }
+    e->ts_us = slot->ts_us;
+    e->size = slot->size;
+    e->source = slot->source;
+    return true;
 }
 
 /* Successful pushes so far.  Approximate while producers run. */

@@ -711,6 +711,9 @@ bool awafs_ring_push_from(struct awafs_ring *, int64_t ts_us, uint64_t size,
 /* One consumer thread at a time. */
 size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
                             size_t max);
+/* The entry the next pop takes, left in the ring; false if there is none.
+ * The consumer thread only. */
+bool awafs_ring_peek(const struct awafs_ring *, struct awafs_ring_entry *);
 uint64_t awafs_ring_pushed(const struct awafs_ring *);
 uint64_t awafs_ring_dropped(const struct awafs_ring *);
 
@@ -1086,7 +1089,9 @@ struct awafs_config {
     uint32_t min_samples;                       /* Guard before updating. */
     enum awafs_window_kind window_kind;
     uint32_t window_capacity;                   /* Max samples (exact). */
-    uint32_t ring_capacity;                     /* Completions in flight. */
+    uint32_t ring_capacity;                     /* Completions in flight;
+                                                 * 0: no ring of its own
+                                                 * (awafs_adapt_collect()). */
     bool minimise_fct;          /* Thresholds that minimise the FCT model
                                  * (awafs_fct_solve()), not 'pct_milli'. */
     enum awafs_fct_model fct_model;     /* With 'minimise_fct': MLFQ,
@@ -1131,8 +1136,18 @@ void awafs_adapt_destroy(struct awafs_adapt *);
 /* Bytes allocated by awafs_adapt_create() for 'cfg'. */
 size_t awafs_adapt_memsize(const struct awafs_config *cfg);
 
-/* The ring the datapath pushes completions into. */
+/* The ring the datapath pushes completions into; NULL with a
+ * 'ring_capacity' of 0, where completions come by awafs_adapt_collect(). */
 struct awafs_ring *awafs_adapt_ring(struct awafs_adapt *);
+
+/* Moves the completions in the 'n' rings 'rings' into the window, in time
+ * order across the rings (each ring's own are in time order: one producer
+ * each, on one clock), as awafs_adapt_update() does with its own ring.  For
+ * a datapath with a ring per producer thread, in which no cache line is
+ * written by two threads.  Takes at most as many as the rings held when it
+ * began, so that producers that keep pushing cannot keep it busy. */
+void awafs_adapt_collect(struct awafs_adapt *, struct awafs_ring *const *rings,
+                         size_t n);
 
 /* Replaces the parameters that do not change the memory layout (percentiles,
  * window, interval, min_samples, mode, InitThr) keeping the learned window.

@@ -188,6 +188,91 @@ test_prune_exact_boundary(void **state)
     awafs_adapt_destroy(a);
 }
 
+/* Completions from rings of their own (one per producer thread) join the
+ * window in time order across the rings: the exact window ages out the
+ * oldest first. */
+static void
+test_collect_merges_rings_by_time(void **state)
+{
+    static const enum awafs_window_kind kinds[] = {
+        AWAFS_WINDOW_EXACT, AWAFS_WINDOW_HISTOGRAM,
+    };
+
+    (void) state;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        struct awafs_ring *rings[2] = { awafs_ring_create(8),
+                                        awafs_ring_create(8) };
+        struct awafs_config c = config(2);
+        struct awafs_adapt_stats st;
+        struct awafs_ring_entry e;
+        struct awafs_thresholds t;
+        struct awafs_adapt *a;
+
+        c.window_kind = kinds[k];
+        c.window_us = 250 * MS;
+        a = awafs_adapt_create(&c);
+        for (int i = 0; i < 3; i++) {
+            assert_true(awafs_ring_push(rings[0], (10 + 195 * i) * MS, 1000));
+        }
+        for (int i = 0; i < 2; i++) {
+            assert_true(awafs_ring_push(rings[1], (100 + 200 * i) * MS,
+                                        2000));
+        }
+        /* And one through the adapt's own ring. */
+        assert_true(awafs_ring_push(awafs_adapt_ring(a), 390 * MS, 3000));
+        awafs_adapt_collect(a, rings, 2);
+        assert_false(awafs_ring_peek(rings[0], &e));
+        assert_false(awafs_ring_peek(rings[1], &e));
+        awafs_adapt_collect(a, rings, 2);
+        awafs_adapt_get_stats(a, &st);
+        assert_int_equal(st.samples_in, 5);
+
+        assert_true(awafs_adapt_update(a, 390 * MS, &t));
+        awafs_adapt_get_stats(a, &st);
+        assert_int_equal(st.samples_in, 6);
+        if (kinds[k] == AWAFS_WINDOW_EXACT) {
+            /* At 390 ms those before 140 ms are gone (10 and 100 ms): in
+             * the order they came, 10, 205, 400, 100, 300, the one at 100
+             * ms would wait behind the one at 205. */
+            assert_int_equal(awafs_adapt_window_count(a), 4);
+            assert_int_equal(st.samples_pruned, 2);
+        }
+        awafs_adapt_destroy(a);
+        awafs_ring_destroy(rings[0]);
+        awafs_ring_destroy(rings[1]);
+    }
+}
+
+/* With a ring capacity of 0 the adapt has no ring of its own, and costs
+ * none: its completions come from the datapath's rings. */
+static void
+test_adapt_without_a_ring_of_its_own(void **state)
+{
+    struct awafs_ring *r = awafs_ring_create(4);
+    struct awafs_config c = config(2);
+    struct awafs_thresholds t;
+    struct awafs_adapt *a;
+    size_t with_ring;
+
+    (void) state;
+    with_ring = awafs_adapt_memsize(&c);
+    c.ring_capacity = 0;
+    assert_null(awafs_config_check(&c));
+    assert_int_equal(with_ring - awafs_adapt_memsize(&c),
+                     awafs_ring_memsize(config(2).ring_capacity));
+    a = awafs_adapt_create(&c);
+    assert_null(awafs_adapt_ring(a));
+    assert_false(awafs_adapt_update(a, 10, &t));
+    assert_true(awafs_ring_push(r, 10, 1500));
+    awafs_adapt_collect(a, &r, 1);
+    assert_true(awafs_adapt_update(a, 20, &t));
+    assert_int_equal(t.thr[0], 1500);
+    c.ring_capacity = 1;
+    assert_non_null(awafs_config_check(&c));
+    awafs_adapt_destroy(a);
+    awafs_ring_destroy(r);
+}
+
 static void
 test_min_samples_guard(void **state)
 {
@@ -903,6 +988,8 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_initial_thresholds),
         cmocka_unit_test(test_update_publishes_percentiles),
         cmocka_unit_test(test_prune_exact_boundary),
+        cmocka_unit_test(test_collect_merges_rings_by_time),
+        cmocka_unit_test(test_adapt_without_a_ring_of_its_own),
         cmocka_unit_test(test_min_samples_guard),
         cmocka_unit_test(test_static_mode_never_moves),
         cmocka_unit_test(test_full_window_evicts_oldest),

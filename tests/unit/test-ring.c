@@ -58,6 +58,31 @@ test_fifo_and_wraparound(void **state)
 }
 
 static void
+test_peek_leaves_the_entry(void **state)
+{
+    struct awafs_ring *r = awafs_ring_create(4);
+    struct awafs_ring_entry e;
+
+    (void) state;
+    assert_false(awafs_ring_peek(r, &e));
+    assert_true(awafs_ring_push_from(r, 10, 100, 7));
+    assert_true(awafs_ring_push(r, 20, 200));
+    for (int i = 0; i < 2; i++) {
+        assert_true(awafs_ring_peek(r, &e));
+        assert_int_equal(e.ts_us, 10);
+        assert_int_equal(e.size, 100);
+        assert_int_equal(e.source, 7);
+    }
+    assert_int_equal(awafs_ring_pop_burst(r, &e, 1), 1);
+    assert_int_equal(e.ts_us, 10);
+    assert_true(awafs_ring_peek(r, &e));
+    assert_int_equal(e.ts_us, 20);
+    assert_int_equal(awafs_ring_pop_burst(r, &e, 4), 1);
+    assert_false(awafs_ring_peek(r, &e));
+    awafs_ring_destroy(r);
+}
+
+static void
 test_overflow_drops_and_counts(void **state)
 {
     struct awafs_ring *r = awafs_ring_create(4);
@@ -166,6 +191,7 @@ AWAFS_UNIT_MAIN(ring)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capacity_rounds_up),
         cmocka_unit_test(test_fifo_and_wraparound),
+        cmocka_unit_test(test_peek_leaves_the_entry),
         cmocka_unit_test(test_overflow_drops_and_counts),
         cmocka_unit_test(test_concurrent_producers),
     };
