@@ -126,6 +126,8 @@ struct awafs_qos_params {
                                  * with 'karuna', else all of them. */
     bool karuna;
     struct awafs_config beta;   /* With 'karuna': sizes known in advance. */
+    uint32_t ring_capacity;     /* Of each instance's completion rings (the
+                                 * windows have none of their own). */
     bool aging;                 /* With 'karuna' and the flow table. */
     uint32_t aging_min, aging_max;      /* Timeouts (kappa). */
     int64_t rto_min_us;         /* Silence before a timeout. */
@@ -175,6 +177,8 @@ struct awafs_dp_params {
  * allocated on cache lines of its own. */
 struct awafs_txq {
     struct awafs_sched *sched;
+    struct awafs_ring *ring;            /* Completions, to 'adapt'. */
+    struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
     struct awafs_flowtab *flows;        /* Unless trust=host. */
     struct awafs_srclimit *srclimit;    /* If completion-rate-limit. */
     uint64_t params_seq;                /* Of the parameters it applies. */
@@ -226,11 +230,14 @@ struct awafs_qos {
     int n_txq;
     size_t mem_bytes;                   /* The core's memory, all of it. */
 
-    /* Shared by the instances: the thresholds (RCU, from the
-     * recalculation thread) and the completion rings, into which each
-     * instance pushes its completed messages (multi-producer). */
-    struct awafs_ring *ring;            /* Completions, to 'adapt'. */
-    struct awafs_ring *beta_ring;       /* Known sizes', to 'beta_adapt'. */
+    /* The instances' completion rings, in the same order, for the
+     * recalculation thread (awafs_adapt_collect()); 'beta_rings' with
+     * 'karuna'.  Replaced with 'txqs'. */
+    struct awafs_ring **rings;
+    struct awafs_ring **beta_rings;
+
+    /* Shared by the instances: the thresholds (RCU, from the recalculation
+     * thread), which they only read. */
     uint32_t source_key[4];             /* Secret: awafs_source_id(). */
     OVSRCU_TYPE(struct awafs_thresholds *) thr;
     OVSRCU_TYPE(struct awafs_thresholds *) beta_thr;    /* If 'karuna'. */
@@ -604,7 +611,8 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     p->core.window_us = KEY(WINDOW_MS) * 1000;
     p->core.interval_us = KEY(INTERVAL_MS) * 1000;
     p->core.window_capacity = KEY(WINDOW_CAPACITY);
-    p->core.ring_capacity = KEY(COMPLETION_RING_SIZE);
+    p->ring_capacity = KEY(COMPLETION_RING_SIZE);
+    p->core.ring_capacity = 0;
     AWAFS_PARSE(awafs_key_at_most(details, p, AWAFS_KEY_MIN_SAMPLES,
                                   p->core.window_capacity));
     p->core.min_samples = KEY(MIN_SAMPLES);
@@ -689,7 +697,7 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
     p->beta.window_kind = p->core.window_kind;
     p->beta.weigh_sources = p->core.weigh_sources;
     p->beta.window_capacity = p->core.window_capacity;
-    p->beta.ring_capacity = p->core.ring_capacity;
+    p->beta.ring_capacity = 0;
     core_msg = awafs_config_check(&p->core);
     if (!core_msg && p->karuna) {
         core_msg = awafs_config_check(&p->beta);
@@ -1001,6 +1009,17 @@ awafs_qos_measure_load(struct awafs_qos *aq, int64_t now)
                              aq->params.core.window_us);
 }
 
+/* Moves the completions in the instances' rings into the windows. */
+static void
+awafs_qos_collect(struct awafs_qos *aq)
+    OVS_REQUIRES(awafs_mutex)
+{
+    awafs_adapt_collect(aq->adapt, aq->rings, aq->n_txq);
+    if (aq->beta_adapt) {
+        awafs_adapt_collect(aq->beta_adapt, aq->beta_rings, aq->n_txq);
+    }
+}
+
 static void
 awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
     OVS_REQUIRES(awafs_mutex)
@@ -1020,6 +1039,7 @@ awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
     if (aq->params.core.minimise_fct) {
         awafs_adapt_set_load(aq->adapt, awafs_qos_measure_load(aq, now));
     }
+    awafs_qos_collect(aq);
     if (awafs_adapt_update(aq->adapt, now, &t)) {
         struct awafs_fct_plan plan;
         struct awafs_update *u;
@@ -1116,8 +1136,8 @@ awafs_buffers_except(const struct qos_conf *cur)
 }
 
 /* The core's memory for parameters 'p' with 'n_txq' instances: the
- * windows and rings, shared, and per instance a scheduler, a flow table and
- * a source limit.  SIZE_MAX if out of range. */
+ * windows, shared, and per instance a scheduler, completion rings, a flow
+ * table and a source limit.  SIZE_MAX if out of range. */
 static size_t
 awafs_params_memsize(const struct awafs_qos_params *p, int n_txq)
 {
@@ -1139,7 +1159,11 @@ awafs_params_memsize(const struct awafs_qos_params *p, int n_txq)
     size_t all = awafs_port_memsize(&shared);
 
     n_txq = MAX(n_txq, 1);
-    if (one == SIZE_MAX || all == SIZE_MAX || one > SIZE_MAX / 2 / n_txq) {
+    if (one == SIZE_MAX || all == SIZE_MAX) {
+        return SIZE_MAX;
+    }
+    one += awafs_ring_memsize(p->ring_capacity) * (p->karuna ? 2 : 1);
+    if (one > SIZE_MAX / 2 / n_txq) {
         return SIZE_MAX;
     }
     return all - awafs_sched_memsize(p->n_queues, 1) + one * n_txq;
@@ -1270,12 +1294,10 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
         free(aq);
         return ENOMEM;
     }
-    aq->ring = awafs_adapt_ring(aq->adapt);
     awafs_secret_key(key);
     memcpy(aq->source_key, key, sizeof aq->source_key);
     ovsrcu_init(&aq->thr, awafs_initial_thresholds(aq->adapt));
     if (aq->beta_adapt) {
-        aq->beta_ring = awafs_adapt_ring(aq->beta_adapt);
         ovsrcu_init(&aq->beta_thr, awafs_initial_thresholds(aq->beta_adapt));
     } else {
         ovsrcu_init(&aq->beta_thr, NULL);
@@ -1323,6 +1345,8 @@ awafs_txq_destroy(struct awafs_txq *tq)
     if (tq) {
         awafs_txq_flush(tq);
         awafs_sched_destroy(tq->sched);
+        awafs_ring_destroy(tq->ring);
+        awafs_ring_destroy(tq->beta_ring);
         awafs_flowtab_destroy(tq->flows);
         awafs_srclimit_destroy(tq->srclimit);
         free_cacheline(tq);
@@ -1338,6 +1362,10 @@ awafs_txq_create(const struct awafs_qos *aq, int n_txq)
     struct awafs_txq *tq = xzalloc_cacheline(sizeof *tq);
 
     tq->sched = awafs_sched_create(p->n_queues, p->buffer);
+    tq->ring = awafs_ring_create(p->ring_capacity);
+    if (p->karuna) {
+        tq->beta_ring = awafs_ring_create(p->ring_capacity);
+    }
     if (p->trust != AWAFS_TRUST_HOST) {
         uint64_t key[2];
 
@@ -1352,7 +1380,8 @@ awafs_txq_create(const struct awafs_qos *aq, int n_txq)
             AWAFS_SRCLIMIT_SOURCES, p->completion_rate_limit,
             MAX(p->completion_rate_limit / 10, 1), random_uint64());
     }
-    if (!tq->sched || (p->trust != AWAFS_TRUST_HOST && !tq->flows)
+    if (!tq->sched || !tq->ring || (p->karuna && !tq->beta_ring)
+        || (p->trust != AWAFS_TRUST_HOST && !tq->flows)
         || (p->completion_rate_limit && !tq->srclimit)) {
         awafs_txq_destroy(tq);
         return NULL;
@@ -1371,13 +1400,16 @@ awafs_txq_create(const struct awafs_qos *aq, int n_txq)
 
 /* Replaces the instances by 'n_txq' new ones, while no thread sends on the
  * port.  The recalculation thread reads the instances' counters to measure
- * the load (awafs_qos_measure_load()), under 'awafs_mutex': they are
- * swapped under it, and the old ones freed once it no longer sees them. */
+ * the load (awafs_qos_measure_load()) and takes the completions in their
+ * rings, under 'awafs_mutex': they are swapped under it, after the old
+ * ones' completions are taken, and the old ones freed once it no longer
+ * sees them. */
 static int
 awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
     char *msg = awafs_memory_check_params(conf, &aq->params, n_txq);
+    struct awafs_ring **rings, **beta_rings, **old_rings, **old_beta_rings;
     struct awafs_txq **txqs, **old_txqs;
     int old_n_txq;
 
@@ -1387,6 +1419,8 @@ awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
         return ENOMEM;
     }
     txqs = xcalloc(n_txq, sizeof *txqs);
+    rings = xcalloc(n_txq, sizeof *rings);
+    beta_rings = xcalloc(n_txq, sizeof *beta_rings);
 
     for (int i = 0; i < n_txq; i++) {
         txqs[i] = awafs_txq_create(aq, n_txq);
@@ -1395,13 +1429,22 @@ awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
                 awafs_txq_destroy(txqs[i]);
             }
             free(txqs);
+            free(rings);
+            free(beta_rings);
             return ENOMEM;
         }
+        rings[i] = txqs[i]->ring;
+        beta_rings[i] = txqs[i]->beta_ring;
     }
     ovs_mutex_lock(&awafs_mutex);
+    awafs_qos_collect(aq);
     old_txqs = aq->txqs;
+    old_rings = aq->rings;
+    old_beta_rings = aq->beta_rings;
     old_n_txq = aq->n_txq;
     aq->txqs = txqs;
+    aq->rings = rings;
+    aq->beta_rings = beta_rings;
     aq->n_txq = n_txq;
     aq->mem_bytes = awafs_params_memsize(&aq->params, n_txq);
     ovs_mutex_unlock(&awafs_mutex);
@@ -1411,6 +1454,8 @@ awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
         awafs_txq_destroy(old_txqs[i]);
     }
     free(old_txqs);
+    free(old_rings);
+    free(old_beta_rings);
     return 0;
 }
 
@@ -1433,6 +1478,8 @@ awafs_qos_destruct(struct qos_conf *conf)
         awafs_txq_destroy(aq->txqs[i]);
     }
     free(aq->txqs);
+    free(aq->rings);
+    free(aq->beta_rings);
     awafs_adapt_destroy(aq->adapt);
     awafs_adapt_destroy(aq->beta_adapt);
     free(ovsrcu_get_protected(struct awafs_thresholds *, &aq->thr));
@@ -1504,6 +1551,7 @@ struct awafs_qos_sums {
     struct awafs_parse_stats parse;
     struct awafs_flowtab_stats flows;
     uint64_t completions;
+    uint64_t completions_dropped;       /* The rings were full. */
     uint64_t completions_limited;
     uint64_t cut_through;
     uint64_t pinned;
@@ -1539,6 +1587,10 @@ awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
         sum->byte_free_over += tq->byte_free_over;
         sum->padded += tq->padded;
         sum->completions += tq->completions;
+        sum->completions_dropped += awafs_ring_dropped(tq->ring);
+        if (tq->beta_ring) {
+            sum->completions_dropped += awafs_ring_dropped(tq->beta_ring);
+        }
         if (tq->srclimit) {
             sum->completions_limited += awafs_srclimit_limited(tq->srclimit);
         }
@@ -1724,8 +1776,12 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
             smap_add(details, awafs_keys[i].name, ds_cstr(&s));
         }
     }
-    smap_replace_nocopy(details, "completion-ring-size",
-                        xasprintf("%"PRIu32, awafs_ring_capacity(aq->ring)));
+    if (aq->n_txq) {
+        /* Rounded up to a power of 2. */
+        smap_replace_nocopy(details, "completion-ring-size",
+                            xasprintf("%"PRIu32,
+                                      awafs_ring_capacity(aq->rings[0])));
+    }
     smap_add_format(details, "rate", "%"PRIu64, awafs_qos_rate(aq));
     smap_add(details, "rate-source", (p->max_rate ? "max-rate"
                                       : aq->link_mbps ? "link" : "none"));
@@ -1801,7 +1857,7 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
 
     smap_add_format(details, "completions", "%"PRIu64, sum.completions);
     smap_add_format(details, "completions-dropped", "%"PRIu64,
-                    awafs_ring_dropped(aq->ring));
+                    sum.completions_dropped);
     smap_add_format(details, "completions-limited", "%"PRIu64,
                     sum.completions_limited);
     smap_add_format(details, "window-evicted", "%"PRIu64,
@@ -1884,6 +1940,7 @@ awafs_qos_reconfigure(struct qos_conf *conf, const struct smap *details)
         return false;
     }
     if (params.buffer != aq->params.buffer
+        || params.ring_capacity != aq->params.ring_capacity
         || params.karuna != aq->params.karuna
         || params.trust != aq->params.trust
         || params.flow_table_size != aq->params.flow_table_size
@@ -1941,10 +1998,10 @@ awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
                        ? awafs_source_id(aq->source_key, src) : 0);
 
     tq->completions++;
-    if (!aq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
-        awafs_ring_push_from(aq->ring, now_us, size, source);
+    if (!tq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
+        awafs_ring_push_from(tq->ring, now_us, size, source);
     } else if (type == AWAFS_FLOW_SIZED) {
-        awafs_ring_push_from(aq->beta_ring, now_us, size, source);
+        awafs_ring_push_from(tq->beta_ring, now_us, size, source);
     }
 }
 

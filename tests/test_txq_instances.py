@@ -86,6 +86,34 @@ def test_two_pmds_send_on_two_tx_queues_each_its_own_instance():
         assert sum(s < 100 for s in mine[:last_high]) <= N_LOW // 2, mine
 
 
+def test_each_instance_hands_its_completions_to_the_one_window():
+    """Each thread pushes the completions its frames report into its own
+    instance's ring, which no other thread writes, and each round the
+    recalculation thread takes those of every instance into the port's one
+    window (merged by time, for the exact window): every completion is
+    counted once, none is dropped, and the threshold learned from the window
+    lies between the two threads' sizes."""
+    n = 50
+    with two_pmds_to_two_txqs() as (sb, srcs, vout):
+        sb.set_awafs("out", queues=2, percentiles=50, thresholds=100000,
+                     **{"window-type": "exact", "min-samples": 2 * n,
+                        "window-ms": 10000, "interval-ms": 100})
+        for src, first in zip(srcs, (2000, 50000)):
+            src.send([tcp_frame(bytes_sent=0, flow_size=first + i,
+                                sport=1000 + i, payload=100)
+                      for i in range(n)])
+        assert wait_until(lambda: sb.qos_show("out")[1]
+                          ["window-samples"] == str(2 * n), 10)
+        assert wait_until(lambda: sb.qos_show("out")[1]
+                          ["current-thresholds"] != "100000", 5)
+        _, details, _ = sb.qos_show("out")
+    assert per_txq_packets(details) == [n, n], details
+    assert details["completions"] == str(2 * n), details
+    assert details["completions-dropped"] == "0", details
+    # The 50th of the 100 sizes: the largest of the first thread's.
+    assert details["current-thresholds"] == str(2000 + n - 1), details
+
+
 def drain_ports(sb):
     """How many times a port was put on a thread's drain list."""
     return int(sb.appctl("coverage/read-counter", "datapath_drain_port"))
