@@ -102,8 +102,11 @@ class AgentBed:
         for s in self.servers:
             s.stop()
         if self.cg:
-            subprocess.run([AGENT, "detach", "--cgroup", str(self.cg.path)],
-                           capture_output=True)
+            # An agent that was never built attached nothing; the switch
+            # must go all the same.
+            if Path(AGENT).exists():
+                subprocess.run([AGENT, "detach", "--cgroup",
+                                str(self.cg.path)], capture_output=True)
             self.cg.delete()
         self.net.close()
         self.allowed.restore()

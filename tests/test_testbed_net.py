@@ -7,6 +7,7 @@ ports takes an awafs QoS that sees the traffic."""
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,33 @@ for port in range(int(sys.argv[2])):
     c.sendall(b"x" * 200000)
     c.close()
 """
+
+
+def vswitchd_pids():
+    """The machine's ovs-vswitchd processes."""
+    pids = set()
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "ovs-vswitchd":
+                pids.add(comm.parent.name)
+        except OSError:
+            pass            # Gone meanwhile.
+    return pids
+
+
+def test_a_bed_that_fails_to_start_leaves_no_switch(monkeypatch):
+    """A bed whose host agent was never built fails to start and leaves no
+    switch running (before: its close() failed on the missing agent, and
+    the switch it left held the machine-wide bridge names, so every later
+    test that starts one failed)."""
+    from testbed import senderbed
+    from testbed.flowbench import FlowBench
+
+    monkeypatch.setattr(senderbed, "AGENT", "/nonexistent/awafs-host")
+    before = vswitchd_pids()
+    with pytest.raises(FileNotFoundError):
+        FlowBench()
+    assert vswitchd_pids() == before
 
 
 @pytest.fixture(scope="module")
