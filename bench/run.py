@@ -46,6 +46,8 @@ MATRIX = [
     # Two PMDs sending to one port (both cores).
     ("awafs", "null", 64, 2, "null", ["no-qos", "egress-policer",
                                       "awafs-adaptive-4q"]),
+    # And with the header: both threads parse, classify and end messages.
+    ("awafs", "pcap", 64, 2, "null", ["no-qos", "awafs-adaptive-4q"]),
     # The switch's own flow count, and TFS+ on top of it.
     ("awafs", "pcap", 64, 1, "null", ["no-qos", "awafs-adaptive-4q-switch",
                                       "awafs-adaptive-4q-tfs+"]),
