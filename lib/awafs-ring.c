@@ -142,6 +142,33 @@ awafs_ring_push_from(struct awafs_ring *r, int64_t ts_us, uint64_t size,
     return true;
 }
 
+bool
+awafs_ring_push_sp(struct awafs_ring *r, int64_t ts_us, uint64_t size,
+                   uint32_t source)
+{
+    struct ring_slot *slot;
+    uint64_t pos, seq;
+
+    /* The only producer: nobody else moves 'head' or 'dropped'. */
+    awafs_atomic_read(&r->head, &pos, memory_order_relaxed);
+    slot = &r->slots[pos & r->mask];
+    awafs_atomic_read(&slot->seq, &seq, memory_order_acquire);
+    if (seq != pos) {
+        uint64_t dropped;
+
+        /* The consumer has not freed this slot yet: full. */
+        awafs_atomic_read(&r->dropped, &dropped, memory_order_relaxed);
+        atomic_store_explicit(&r->dropped, dropped + 1, memory_order_relaxed);
+        return false;
+    }
+    atomic_store_explicit(&r->head, pos + 1, memory_order_relaxed);
+    slot->ts_us = ts_us;
+    slot->size = size;
+    slot->source = source;
+    atomic_store_explicit(&slot->seq, pos + 1, memory_order_release);
+    return true;
+}
+
 size_t
 awafs_ring_pop_burst(struct awafs_ring *r, struct awafs_ring_entry *out,
                      size_t max)

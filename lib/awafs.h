@@ -708,6 +708,10 @@ bool awafs_ring_push(struct awafs_ring *, int64_t ts_us, uint64_t size);
 /* The same, for a completion sent by 'source' (awafs_source_id()). */
 bool awafs_ring_push_from(struct awafs_ring *, int64_t ts_us, uint64_t size,
                           uint32_t source);
+/* The same as awafs_ring_push_from() without a compare-and-swap, for a
+ * ring that one thread alone pushes into. */
+bool awafs_ring_push_sp(struct awafs_ring *, int64_t ts_us, uint64_t size,
+                        uint32_t source);
 /* One consumer thread at a time. */
 size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
                             size_t max);

@@ -112,6 +112,7 @@ test_overflow_drops_and_counts(void **state)
 struct producer {
     struct awafs_ring *ring;
     int id;
+    bool single;                /* The only producer: awafs_ring_push_sp(). */
     uint64_t ok;
     atomic_int *start;
 };
@@ -126,16 +127,20 @@ producer_main(void *arg)
     }
     for (uint64_t seq = 0; seq < PUSHES; seq++) {
         /* The size carries (producer, sequence) to check order later. */
-        p->ok += awafs_ring_push(p->ring, p->id, (uint64_t) p->id << 32 | seq);
+        uint64_t size = (uint64_t) p->id << 32 | seq;
+
+        p->ok += (p->single ? awafs_ring_push_sp(p->ring, p->id, size, 0)
+                  : awafs_ring_push(p->ring, p->id, size));
     }
     return NULL;
 }
 
-/* Four producers against one consumer on a small ring: nothing is lost or
- * duplicated, each producer's entries come out in its order, and every
- * push either lands or is counted as dropped. */
+/* 'n' producers (with 'single', one that uses awafs_ring_push_sp())
+ * against one consumer on a small ring: nothing is lost or duplicated,
+ * each producer's entries come out in its order, and every push either
+ * lands or is counted as dropped. */
 static void
-test_concurrent_producers(void **state)
+run_producers(int n_producers, bool single)
 {
     struct awafs_ring *r = awafs_ring_create(256);
     struct producer prod[N_PRODUCERS];
@@ -144,11 +149,11 @@ test_concurrent_producers(void **state)
     struct awafs_ring_entry e[64];
     atomic_int start = 0;
     uint64_t popped = 0, pushed_ok = 0;
-    int running = N_PRODUCERS;
+    int running = n_producers;
 
-    (void) state;
-    for (int i = 0; i < N_PRODUCERS; i++) {
-        prod[i] = (struct producer) { .ring = r, .id = i, .start = &start };
+    for (int i = 0; i < n_producers; i++) {
+        prod[i] = (struct producer) { .ring = r, .id = i, .single = single,
+                                      .start = &start };
         last_seq[i] = -1;
         assert_int_equal(pthread_create(&threads[i], NULL, producer_main,
                                         &prod[i]), 0);
@@ -161,7 +166,7 @@ test_concurrent_producers(void **state)
             int id = e[i].size >> 32;
             int64_t seq = e[i].size & 0xffffffff;
 
-            assert_true(id >= 0 && id < N_PRODUCERS);
+            assert_true(id >= 0 && id < n_producers);
             assert_int_equal(e[i].ts_us, id);
             assert_true(seq > last_seq[id]);
             last_seq[id] = seq;
@@ -171,19 +176,34 @@ test_concurrent_producers(void **state)
             break;
         }
         if (!n && popped + awafs_ring_dropped(r)
-                  == (uint64_t) N_PRODUCERS * PUSHES) {
+                  == (uint64_t) n_producers * PUSHES) {
             running = 0;    /* All pushes done: one more pass empties it. */
         }
     }
-    for (int i = 0; i < N_PRODUCERS; i++) {
+    for (int i = 0; i < n_producers; i++) {
         pthread_join(threads[i], NULL);
         pushed_ok += prod[i].ok;
     }
     assert_int_equal(popped, pushed_ok);
     assert_int_equal(pushed_ok + awafs_ring_dropped(r),
-                     (uint64_t) N_PRODUCERS * PUSHES);
+                     (uint64_t) n_producers * PUSHES);
     assert_true(popped > 0);
     awafs_ring_destroy(r);
+}
+
+static void
+test_concurrent_producers(void **state)
+{
+    (void) state;
+    run_producers(N_PRODUCERS, false);
+}
+
+/* A ring with one producer, as each tx queue's in OVS. */
+static void
+test_single_producer(void **state)
+{
+    (void) state;
+    run_producers(1, true);
 }
 
 AWAFS_UNIT_MAIN(ring)
@@ -194,6 +214,7 @@ AWAFS_UNIT_MAIN(ring)
         cmocka_unit_test(test_peek_leaves_the_entry),
         cmocka_unit_test(test_overflow_drops_and_counts),
         cmocka_unit_test(test_concurrent_producers),
+        cmocka_unit_test(test_single_producer),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
