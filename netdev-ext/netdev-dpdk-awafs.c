@@ -1997,11 +1997,13 @@ awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
     uint32_t source = (tq->weigh_sources
                        ? awafs_source_id(aq->source_key, src) : 0);
 
+    /* One thread at a time uses an instance (struct awafs_txq): its rings
+     * have one producer. */
     tq->completions++;
     if (!tq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
-        awafs_ring_push_from(tq->ring, now_us, size, source);
+        awafs_ring_push_sp(tq->ring, now_us, size, source);
     } else if (type == AWAFS_FLOW_SIZED) {
-        awafs_ring_push_from(tq->beta_ring, now_us, size, source);
+        awafs_ring_push_sp(tq->beta_ring, now_us, size, source);
     }
 }
 
