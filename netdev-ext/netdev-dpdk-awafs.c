@@ -274,12 +274,17 @@ struct awafs_qos {
 static struct ovs_list awafs_list OVS_GUARDED_BY(awafs_mutex)
     = OVS_LIST_INITIALIZER(&awafs_list);
 
+/* TSC cycles per microsecond, set before the first port is made
+ * (awafs_qos_construct()): rte_get_tsc_hz() is a call, and dividing by it
+ * one more division, on every batch that ends a message. */
+static uint64_t awafs_tsc_per_us;
+
 /* The AWAFS clock, in microseconds: the TSC, which the PMD threads read
  * without a system call. */
 static int64_t
 awafs_tsc_to_us(uint64_t tsc)
 {
-    return tsc / (rte_get_tsc_hz() / 1000000);
+    return tsc / awafs_tsc_per_us;
 }
 
 static int64_t
@@ -323,14 +328,14 @@ awafs_clock_us(struct awafs_clock *c)
 static uint32_t
 awafs_us_to_ticks(uint64_t us)
 {
-    return MIN(us * (rte_get_tsc_hz() / 1000000) >> AWAFS_TICK_SHIFT,
+    return MIN(us * awafs_tsc_per_us >> AWAFS_TICK_SHIFT,
                UINT32_MAX);
 }
 
 static uint64_t
 awafs_ticks_to_us(uint64_t ticks)
 {
-    return (ticks << AWAFS_TICK_SHIFT) / (rte_get_tsc_hz() / 1000000);
+    return (ticks << AWAFS_TICK_SHIFT) / awafs_tsc_per_us;
 }
 
 static struct awafs_qos *
@@ -1266,6 +1271,15 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     uint64_t key[2];
     char *msg;
 
+    if (ovsthread_once_start(&once)) {
+        awafs_tsc_per_us = rte_get_tsc_hz() / 1000000;
+        unixctl_command_register("awafs/history", "port [n]", 1, 2,
+                                 awafs_unixctl_history, NULL);
+        awafs_tunnels_refresh();
+        ovs_thread_create("awafs", awafs_main, NULL);
+        ovsthread_once_done(&once);
+    }
+
     msg = awafs_qos_parse(details, &params);
     if (!msg) {
         msg = awafs_memory_check_params(NULL, &params, 1);
@@ -1311,14 +1325,6 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     aq->next_run_us = awafs_now_us() + params.core.interval_us;
     ovs_list_push_back(&awafs_list, &aq->list_node);
     ovs_mutex_unlock(&awafs_mutex);
-
-    if (ovsthread_once_start(&once)) {
-        unixctl_command_register("awafs/history", "port [n]", 1, 2,
-                                 awafs_unixctl_history, NULL);
-        awafs_tunnels_refresh();
-        ovs_thread_create("awafs", awafs_main, NULL);
-        ovsthread_once_done(&once);
-    }
 
     *conf = &aq->qos_conf;
     return 0;
