@@ -1148,8 +1148,8 @@ struct awafs_ring *awafs_adapt_ring(struct awafs_adapt *);
  * order across the rings (each ring's own are in time order: one producer
  * each, on one clock), as awafs_adapt_update() does with its own ring.  For
  * a datapath with a ring per producer thread, in which no cache line is
- * written by two threads.  Takes at most as many as the rings held when it
- * began, so that producers that keep pushing cannot keep it busy. */
+ * written by two threads.  Takes at most the rings' capacities together,
+ * so that producers that keep pushing cannot keep it busy. */
 void awafs_adapt_collect(struct awafs_adapt *, struct awafs_ring *const *rings,
                          size_t n);
 
