@@ -1,7 +1,8 @@
 """The AWAFS core's concurrent parts under ThreadSanitizer
-(tests/tsan/stress-core.c): three producers and the consumer of a port's
-completion ring, and the scheduler's backlog read without the lock while one
-thread queues and sends.  No data race reported, and every push and every
+(tests/tsan/stress-core.c): three producers into one completion ring, two
+more each into a ring of its own (as OVS's tx queues), and the consumer that
+takes them all into the window; and the scheduler's backlog read without the
+lock while one thread queues and sends.  No data race reported, and every push and every
 packet accounted for."""
 
 import subprocess

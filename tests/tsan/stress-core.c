@@ -1,9 +1,11 @@
 /* ThreadSanitizer stress of the AWAFS core's concurrent parts, used as in
  * Open vSwitch:
  *
- *   - completion ring: several producer threads (PMDs) push completions into
- *     one port's ring while one consumer (the "awafs" thread) drains it into
- *     the window and recomputes the thresholds;
+ *   - completion rings: producer threads (PMDs) each push completions into
+ *     a ring of their own (one per tx queue, without compare-and-swap), and
+ *     others into one shared ring (multi-producer), while one consumer (the
+ *     "awafs" thread) takes them all into the window and recomputes the
+ *     thresholds;
  *   - scheduler backlog: one thread at a time queues and sends under a lock
  *     (the port's QoS lock) while other threads read the backlog without it
  *     (every PMD's drain hook).
@@ -22,10 +24,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define N_PRODUCERS 3
+#define N_PRODUCERS 3           /* Into the shared ring. */
+#define N_SINGLE 2              /* Each into its own ring. */
 #define N_READERS 2
 
-static atomic_int producers_left = N_PRODUCERS;
+static atomic_int producers_left = N_PRODUCERS + N_SINGLE;
+static struct awafs_ring *own_rings[N_SINGLE];
 static atomic_bool sched_done;
 
 static int64_t
@@ -39,6 +43,7 @@ now_us(void)
 
 struct producer {
     struct awafs_ring *ring;
+    bool single;                /* The ring's only producer. */
     uint64_t n;
 };
 
@@ -48,7 +53,11 @@ producer_main(void *arg)
     struct producer *p = arg;
 
     for (uint64_t i = 0; i < p->n; i++) {
-        awafs_ring_push(p->ring, now_us(), 1000 + i % 50000);
+        if (p->single) {
+            awafs_ring_push_sp(p->ring, now_us(), 1000 + i % 50000, 0);
+        } else {
+            awafs_ring_push(p->ring, now_us(), 1000 + i % 50000);
+        }
     }
     atomic_fetch_sub(&producers_left, 1);
     return NULL;
@@ -61,9 +70,11 @@ consumer_main(void *arg)
     struct awafs_thresholds t;
 
     while (atomic_load(&producers_left)) {
+        awafs_adapt_collect(adapt, own_rings, N_SINGLE);
         awafs_adapt_update(adapt, now_us(), &t);
     }
-    awafs_adapt_update(adapt, now_us(), &t);    /* What is left. */
+    awafs_adapt_collect(adapt, own_rings, N_SINGLE);    /* What is left. */
+    awafs_adapt_update(adapt, now_us(), &t);
     return NULL;
 }
 
@@ -129,8 +140,8 @@ main(int argc, char *argv[])
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_t prod[N_PRODUCERS], cons, send, read[N_READERS];
-    struct producer p[N_PRODUCERS];
+    pthread_t prod[N_PRODUCERS + N_SINGLE], cons, send, read[N_READERS];
+    struct producer p[N_PRODUCERS + N_SINGLE];
     struct awafs_adapt_stats st;
     struct awafs_adapt *adapt;
     struct awafs_config cfg;
@@ -140,22 +151,29 @@ main(int argc, char *argv[])
     int bad = 0;
 
     awafs_config_default(&cfg, 4);
-    cfg.ring_capacity = 1024;           /* Small: producers also overflow it. */
+    cfg.ring_capacity = 1024;   /* Small: producers also overflow it. */
     adapt = awafs_adapt_create(&cfg);
     ring = awafs_adapt_ring(adapt);
+    for (int i = 0; i < N_SINGLE; i++) {
+        own_rings[i] = awafs_ring_create(1024);
+    }
     s = (struct sender) { .sched = awafs_sched_create(4, 64), .lock = &lock,
                           .batches = n / 32 };
 
     pthread_create(&cons, NULL, consumer_main, adapt);
-    for (int i = 0; i < N_PRODUCERS; i++) {
-        p[i] = (struct producer) { .ring = ring, .n = n };
+    for (int i = 0; i < N_PRODUCERS + N_SINGLE; i++) {
+        bool single = i >= N_PRODUCERS;
+
+        p[i] = (struct producer) {
+            .ring = single ? own_rings[i - N_PRODUCERS] : ring,
+            .single = single, .n = n };
         pthread_create(&prod[i], NULL, producer_main, &p[i]);
     }
     pthread_create(&send, NULL, sender_main, &s);
     for (int i = 0; i < N_READERS; i++) {
         pthread_create(&read[i], NULL, reader_main, s.sched);
     }
-    for (int i = 0; i < N_PRODUCERS; i++) {
+    for (int i = 0; i < N_PRODUCERS + N_SINGLE; i++) {
         pthread_join(prod[i], NULL);
     }
     pthread_join(cons, NULL);
@@ -167,15 +185,21 @@ main(int argc, char *argv[])
     awafs_adapt_get_stats(adapt, &st);
     pushed = awafs_ring_pushed(ring);
     dropped = awafs_ring_dropped(ring);
-    printf("ring: %d producers x %llu pushes: %llu into the window, "
+    for (int i = 0; i < N_SINGLE; i++) {
+        pushed += awafs_ring_pushed(own_rings[i]);
+        dropped += awafs_ring_dropped(own_rings[i]);
+        awafs_ring_destroy(own_rings[i]);
+    }
+    printf("rings: %d producers x %llu pushes: %llu into the window, "
            "%llu dropped (ring full), %llu threshold updates\n",
-           N_PRODUCERS, (unsigned long long) n,
+           N_PRODUCERS + N_SINGLE, (unsigned long long) n,
            (unsigned long long) st.samples_in,
            (unsigned long long) dropped, (unsigned long long) st.updates);
     printf("scheduler: %llu packets queued, %llu sent, backlog read "
            "lock-free by %d threads\n", (unsigned long long) s.queued,
            (unsigned long long) s.sent, N_READERS);
-    if (pushed + dropped != N_PRODUCERS * n || st.samples_in != pushed) {
+    if (pushed + dropped != (N_PRODUCERS + N_SINGLE) * n
+        || st.samples_in != pushed) {
         fprintf(stderr, "ring counts do not add up: pushed %llu dropped %llu "
                 "window %llu\n", (unsigned long long) pushed,
                 (unsigned long long) dropped,
