@@ -272,18 +272,20 @@ eval-sim: setup $(BIN)/awafs-ns3
 
 # The thesis's large-scale comparison on ns-3's leaf-spine (sim/ns3_grid.py):
 # awafs, pias, fifo first, then srpt and auto, four workloads, 50 and 80 %,
-# five seeds of GRID_FLOWS flows; resumable (a kept run is not run again);
-# build/eval-sim-grid/summary.md.  Long: sim/ns3/README.md gives the cost.
+# five seeds of GRID_FLOWS flows, a run per core at a time; resumable (a
+# kept run is not run again); build/eval-sim-grid/summary.md.  Long:
+# sim/ns3/README.md gives the cost.
 GRID_FLOWS ?= 10000
 eval-sim-grid: setup $(BIN)/awafs-ns3
 	$(VENV)/bin/python -m sim.ns3_grid --out $(B)/eval-sim-grid \
-		--flows $(GRID_FLOWS)
+		--flows $(GRID_FLOWS) --jobs $$(nproc)
 
 # TFS's packet-level simulation (seed 004, sim/ns3_tfs.py): a k = 6
 # fat-tree, queries beside background flows, FIFO, acks-first, TFS, TFS+,
-# five seeds; resumable; build/eval-sim-tfs/summary.md.
+# five seeds, a run per core at a time; resumable;
+# build/eval-sim-tfs/summary.md.
 eval-sim-tfs: setup $(BIN)/awafs-ns3
-	$(VENV)/bin/python -m sim.ns3_tfs --out $(B)/eval-sim-tfs
+	$(VENV)/bin/python -m sim.ns3_tfs --out $(B)/eval-sim-tfs --jobs $$(nproc)
 
 demo: setup build
 	$(VENV)/bin/python -m demo.awafs_demo

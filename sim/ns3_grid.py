@@ -4,11 +4,13 @@ leaves x 16 hosts at 10 Gbit/s, 4 spines at 40 Gbit/s, all-to-all, DCTCP
 with K 65, 8 queues on every switch port), one run per point (workload,
 load, scheme, seed), resumable: each finished run's flows are kept in
 OUT as WORKLOAD-loadPCT-SCHEME-seedN.csv.gz with its summary line beside
-it (.txt), and a run whose files exist is not run again.  OUT/flows.sha256
+it (.txt), and a run whose files exist is not run again; --jobs runs
+several at a time (one core each).  OUT/flows.sha256
 holds every kept run's checksum: a folder kept without its flows is still
 checked run by run with --verify, which runs them again elsewhere.
 
-    python -m sim.ns3_grid --out build/eval-sim-grid    (make eval-sim-grid)
+    python -m sim.ns3_grid --out build/eval-sim-grid --jobs 2
+                                                        (make eval-sim-grid)
 
 The headline points come first: awafs, pias and fifo at 50 % and 80 % on
 all four workloads, every seed; then srpt (the ideal lower bound) and auto.
@@ -63,6 +65,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from eval.report import MISMATCHED, SHORT_MAX, follow_cells, follow_s
@@ -286,18 +289,24 @@ def verify(out, common, pts):
     return differ
 
 
-def run_all(pts, kept, run):
-    """run(p) for each point of 'pts' in turn, with a progress bar on
-    stderr; 'kept(p)' says whether p's run is kept already, and run(p)
+def run_all(pts, kept, run, jobs=1):
+    """run(p) for each point of 'pts', started in their order, 'jobs' at a
+    time (each run is one thread of its own, awafs-ns3), with a progress bar
+    on stderr; 'kept(p)' says whether p's run is kept already, and run(p)
     whether it ran."""
     t0, ran = time.monotonic(), 0
     done = sum(kept(p) for p in pts)
     progress(done, len(pts), ran, 0)
-    for p in pts:
-        if run(p):
-            ran += 1
-            done += 1
-            progress(done, len(pts), ran, time.monotonic() - t0)
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        for f in as_completed([pool.submit(run, p) for p in pts]):
+            if f.result():
+                ran += 1
+                done += 1
+                progress(done, len(pts), ran, time.monotonic() - t0)
+    finally:
+        # After a failed run (or ^C) none starts; those under way end.
+        pool.shutdown(cancel_futures=True)
     print(file=sys.stderr)
 
 
@@ -501,6 +510,8 @@ def main(argv=None):
     ap.add_argument("--ns3-args", default="",
                     help="more options of awafs-ns3, e.g. a smaller "
                     "'--leaves 3 --hosts-per-leaf 4'")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="runs at a time (each takes one core)")
     ap.add_argument("--summary-only", action="store_true",
                     help="run nothing, summarise the runs kept")
     ap.add_argument("--verify", action="store_true",
@@ -542,7 +553,7 @@ def main(argv=None):
         sys.exit(1 if verify(args.out, common, pts) else 0)
     if not args.summary_only:
         run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
-                lambda p: run_point(args.out, common, p))
+                lambda p: run_point(args.out, common, p), args.jobs)
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
     text = (summary(args.out, pts, regime, args.warmup_s, args.against)

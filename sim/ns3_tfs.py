@@ -232,6 +232,8 @@ def main(argv=None):
                     help="TCP's minimum RTO, and a SYN's (Linux's 200)")
     ap.add_argument("--warmup-s", type=float, default=0.005,
                     help="leave out the queries that started this early")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="runs at a time (each takes one core)")
     ap.add_argument("--summary-only", action="store_true")
     args = ap.parse_args(argv)
 
@@ -256,7 +258,7 @@ def main(argv=None):
         run_args = [str(BACKGROUND) if a == str(BACKGROUND.relative_to(REPO))
                     else a for a in regime_args]
         run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
-                lambda p: run_point(args.out, run_args, *p))
+                lambda p: run_point(args.out, run_args, *p), args.jobs)
     regime = f"{NS3.name} {' '.join(regime_args)} --seed S --scheme ..."
     text = summary(args.out, schemes, seeds, args.warmup_s, regime,
                    args.min_rto_ms)
