@@ -327,10 +327,17 @@ def targets_section(res):
     ratio = res.cycles("awafs-adaptive-4q", "awafs", "null", 64)[4]
     ratio_tcp = res.cycles("awafs-adaptive-4q", "awafs", "tcp", 64)[4]
     ratio_hdr = res.cycles("awafs-adaptive-4q", "awafs", "pcap", 64)[4]
-    ratio_2pmd = res.cycles("awafs-adaptive-4q", "awafs", "null", 64, 2)[4]
-    mpps_1pmd = res.cycles("awafs-adaptive-4q", "awafs", "null", 64)[3]
-    mpps_2pmd = res.cycles("awafs-adaptive-4q", "awafs", "null", 64, 2)[3]
+    ratio_2pmd, ratio_2pmd_hdr = (
+        res.cycles("awafs-adaptive-4q", "awafs", src, 64, 2)[4]
+        for src in ("null", "pcap"))
+    mpps_1pmd, mpps_1pmd_hdr = (
+        res.cycles("awafs-adaptive-4q", "awafs", src, 64)[3]
+        for src in ("null", "pcap"))
+    mpps_2pmd, mpps_2pmd_hdr = (
+        res.cycles("awafs-adaptive-4q", "awafs", src, 64, 2)[3]
+        for src in ("null", "pcap"))
     scaling = mpps_2pmd / mpps_1pmd
+    scaling_hdr = mpps_2pmd_hdr / mpps_1pmd_hdr
     stock_ratio = statistics.median(stock_ratios(res))
     ratio_vhost = [res.cycles("awafs-adaptive-4q", "awafs", src, 64, 1,
                               "vhost")[4] for src in ("null", "pcap")]
@@ -366,13 +373,18 @@ def targets_section(res):
             markdown.row([
                 "two PMDs sending to one awafs port: ≤ 1.15× the cycles "
                 "per delivered packet of no QoS with the same threads",
-                f"{ratio_2pmd:.2f}× (frames that are not IP)",
-                met(ratio_2pmd <= TARGETS['ratio_2pmd'])]),
+                f"{ratio_2pmd:.2f}× frames that are not IP, "
+                f"{ratio_2pmd_hdr:.2f}× with header",
+                f"{met(ratio_2pmd <= TARGETS['ratio_2pmd'])} not IP, "
+                f"{met(ratio_2pmd_hdr <= TARGETS['ratio_2pmd'])} with"]),
             markdown.row([
                 "two PMDs deliver ≥ 1.8× what one PMD delivers through an "
                 "awafs port (counted at the port)",
-                f"{mpps_2pmd:.2f} vs {mpps_1pmd:.2f} Mpps, {scaling:.2f}×",
-                met(scaling >= TARGETS['scaling_2pmd'])]),
+                f"{mpps_2pmd:.2f} vs {mpps_1pmd:.2f} Mpps, {scaling:.2f}× "
+                f"frames that are not IP; {mpps_2pmd_hdr:.2f} vs "
+                f"{mpps_1pmd_hdr:.2f} Mpps, {scaling_hdr:.2f}× with header",
+                f"{met(scaling >= TARGETS['scaling_2pmd'])} not IP, "
+                f"{met(scaling_hdr >= TARGETS['scaling_2pmd'])} with"]),
             markdown.row([
                 "patched no-QoS path ≤ 1.02× stock's (alternated pairs, "
                 "both built by Debian's packaging)",
