@@ -80,6 +80,7 @@ mnexec:mininet          # by hand: testbed/net.py builds its command lines
 mount:mount
 mv:coreutils
 nginx:nginx-light
+nproc:coreutils
 nsenter:util-linux
 patch:patch
 perf:linux-perf
