@@ -175,22 +175,12 @@ awafs_ring_pop_burst(struct awafs_ring *r, struct awafs_ring_entry *out,
 {
     size_t n = 0;
 
-    while (n < max) {
-        struct ring_slot *slot = &r->slots[r->tail & r->mask];
-        uint64_t seq;
-
-        awafs_atomic_read(&slot->seq, &seq, memory_order_acquire);
-
-        if (seq != r->tail + 1) {
-            break;      /* Empty, or the next producer has not published. */
-        }
-        out[n].ts_us = slot->ts_us;
-        out[n].size = slot->size;
-        out[n].source = slot->source;
-        n++;
-        atomic_store_explicit(&slot->seq, r->tail + r->mask + 1,
-                              memory_order_release);
+    /* Until empty, or the next producer has not published. */
+    while (n < max && awafs_ring_peek(r, &out[n])) {
+        atomic_store_explicit(&r->slots[r->tail & r->mask].seq,
+                              r->tail + r->mask + 1, memory_order_release);
         r->tail++;
+        n++;
     }
     return n;
 }
