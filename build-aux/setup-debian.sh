@@ -105,6 +105,7 @@ tail:coreutils
 tar:tar
 tcpdump:tcpdump
 touch:coreutils
+umount:mount
 unshare:util-linux
 "
 

@@ -12,9 +12,18 @@ one ovs-vswitchd and its one PMD core.
 Offloads are off on every veth end: with them on, the kernel would hand the
 af_packet PMD 64 kB TCP super-packets and checksum-less segments.
 
+The hosts stay off the PMD's core, as a hypervisor's guests do: their
+programs run on the other CPUs, and so does their receive processing
+(RPS), which the kernel would otherwise do on the CPU that sent the frame
+into the veth, the PMD's, inside its send call.  Without that, a receiver's
+TCP stack took PMD time at every frame: iperf3 through a port shaped to
+1000 Mbit/s got 700-938 Mbit/s from run to run on the slow machine, with
+it 932-938 (tests/test_shaper_rate.py).
+
 Only the Python API is used, never 'mn' or 'mn -c' (they clean up by
 process name); AwafsNet.close() stops exactly what it started."""
 
+import os
 import re
 import subprocess
 from functools import partial
@@ -40,6 +49,7 @@ class EndHost(Host):
     def __init__(self, name, **params):
         super().__init__(name, **params)
         self.index = int(re.findall(r"\d+", name)[-1])
+        self.cpus = None            # All of them, until keep_to().
 
     @property
     def addr(self):
@@ -57,16 +67,40 @@ class EndHost(Host):
         """The command line that runs 'cmd' in the host's namespace."""
         return ["mnexec", "-a", str(self.pid), *cmd]
 
+    def keep_to(self, cpus):
+        """Runs the host's programs, started from now on, and its
+        interfaces' receive processing on 'cpus' (a set of CPU numbers)
+        only."""
+        self.cpus = set(cpus)
+        mask = f"{sum(1 << c for c in self.cpus):x}"
+        # Its network namespace's sysfs, in a mount namespace of its own.
+        self.run("unshare", "-m", "sh", "-c",
+                 "mount --make-rprivate / && umount -l /sys"
+                 " && mount -t sysfs sysfs /sys && " + " && ".join(
+                     f"echo {mask} > /sys/class/net/{intf}/queues/rx-0/"
+                     "rps_cpus"
+                     for intf in self.intfNames() if intf != "lo"))
+
+    def _preexec(self, cgroup):
+        """What a program of the host does between fork and exec."""
+        if not (cgroup or self.cpus):
+            return None
+
+        def preexec():
+            if self.cpus:
+                os.sched_setaffinity(0, self.cpus)
+            if cgroup:
+                cgroup.join()
+        return preexec
+
     def run(self, *cmd, check=True, cgroup=None, **kw):
         return subprocess.run(self.argv(*cmd), check=check,
                               capture_output=True, text=True,
-                              preexec_fn=cgroup.join if cgroup else None,
-                              **kw)
+                              preexec_fn=self._preexec(cgroup), **kw)
 
     def popen(self, *cmd, cgroup=None, **kw):
-        if cgroup:
-            kw["preexec_fn"] = cgroup.join
-        return subprocess.Popen(self.argv(*cmd), **kw)
+        return subprocess.Popen(self.argv(*cmd),
+                                preexec_fn=self._preexec(cgroup), **kw)
 
 
 class AwafsSwitch(Switch):
@@ -109,6 +143,12 @@ class AwafsSwitch(Switch):
         super().stop(deleteIntfs)
 
 
+def cpus_of(mask):
+    """The CPU numbers in hexadecimal CPU mask 'mask' ("0x2")."""
+    bits = int(mask, 16)
+    return {c for c in range(bits.bit_length()) if bits >> c & 1}
+
+
 def reach(host, addr, tries=3):
     """Pings 'addr' from 'host' until one answer, at most 'tries' pings of
     5 s each: a switch whose port just came up (a tunnel's remote
@@ -143,6 +183,11 @@ class AwafsNet:
                                build=False)
             self.net.build()
             self.net.start()
+            others = (set(range(os.cpu_count()))
+                      - cpus_of(self.sb.pmd_cpu_mask))
+            if others:
+                for h in self.net.hosts:
+                    h.keep_to(others)
             if prepare:
                 self.prepared = prepare(self.sb, self.net)
             first = self.net.hosts[0]

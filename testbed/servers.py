@@ -14,8 +14,8 @@ class Server:
     def __init__(self, host, argv, port, cgroup=None, workdir=None):
         self.host, self.port = host, port
         self.dir = workdir
-        self.proc = host.popen(*argv, preexec_fn=cgroup.join if cgroup
-                               else None, stdout=subprocess.DEVNULL,
+        self.proc = host.popen(*argv, cgroup=cgroup,
+                               stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while not self.listening():

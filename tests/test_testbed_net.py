@@ -5,6 +5,7 @@ of the heterogeneous-traffic experiment carries TCP between every pair of
 hosts, spreads connections over both spines, and every one of its egress
 ports takes an awafs QoS that sees the traffic."""
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -91,6 +92,38 @@ def test_switches_are_bridges_of_the_sandboxed_switch(fabric):
                                   "h3": "leaf2-eth1", "h4": "leaf2-eth2"}
     # Uplinks run at rate x hosts per leaf / spines: not oversubscribed.
     assert set(fabric.ports(100).values()) == {100}
+
+
+def test_hosts_stay_off_the_pmd_cpu(fabric):
+    """Every host's programs and its receive processing (RPS) run on the
+    CPUs the PMD does not poll (testbed/net.py), as a hypervisor's guests
+    do."""
+    from testbed.net import cpus_of
+
+    others = set(range(os.cpu_count())) - cpus_of(fabric.sb.pmd_cpu_mask)
+    assert others, "the PMD polls every CPU"
+    mask = sum(1 << c for c in others)
+    for h in fabric.net.hosts:
+        allowed = h.run("sh", "-c", "grep Cpus_allowed_list /proc/self/status"
+                        ).stdout.split()[1]
+        assert parse_cpu_list(allowed) == others, (h, allowed)
+        rps = h.run("unshare", "-m", "sh", "-c",
+                    "mount --make-rprivate / && umount -l /sys && "
+                    "mount -t sysfs sysfs /sys && "
+                    "cat /sys/class/net/*/queues/rx-0/rps_cpus").stdout
+        # Its interfaces, and lo, which no frame of the switch reaches.
+        intfs = [i for i in h.intfNames() if i != "lo"]
+        assert sorted(int(m, 16) for m in rps.split()) == \
+            sorted([0] + [mask] * len(intfs)), (h, rps)
+
+
+def parse_cpu_list(text):
+    """The CPU numbers of a list as /proc shows it ("0,2-3")."""
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
 
 
 def test_tcp_between_every_pair_over_both_spines(fabric):
