@@ -103,6 +103,7 @@ sysctl:procps
 systemd-analyze:systemd
 tail:coreutils
 tar:tar
+taskset:util-linux
 tcpdump:tcpdump
 touch:coreutils
 umount:mount

@@ -64,8 +64,12 @@ class EndHost(Host):
         return result
 
     def argv(self, *cmd):
-        """The command line that runs 'cmd' in the host's namespace."""
-        return ["mnexec", "-a", str(self.pid), *cmd]
+        """The command line that runs 'cmd' in the host's namespace (and on
+        its CPUs: taskset, since a preexec_fn would make subprocess fork
+        the whole test process)."""
+        cpus = (["taskset", "-c", ",".join(map(str, sorted(self.cpus)))]
+                if self.cpus else [])
+        return ["mnexec", "-a", str(self.pid), *cpus, *cmd]
 
     def keep_to(self, cpus):
         """Runs the host's programs, started from now on, and its
@@ -81,26 +85,16 @@ class EndHost(Host):
                      "rps_cpus"
                      for intf in self.intfNames() if intf != "lo"))
 
-    def _preexec(self, cgroup):
-        """What a program of the host does between fork and exec."""
-        if not (cgroup or self.cpus):
-            return None
-
-        def preexec():
-            if self.cpus:
-                os.sched_setaffinity(0, self.cpus)
-            if cgroup:
-                cgroup.join()
-        return preexec
-
     def run(self, *cmd, check=True, cgroup=None, **kw):
         return subprocess.run(self.argv(*cmd), check=check,
                               capture_output=True, text=True,
-                              preexec_fn=self._preexec(cgroup), **kw)
+                              preexec_fn=cgroup.join if cgroup else None,
+                              **kw)
 
     def popen(self, *cmd, cgroup=None, **kw):
-        return subprocess.Popen(self.argv(*cmd),
-                                preexec_fn=self._preexec(cgroup), **kw)
+        if cgroup:
+            kw["preexec_fn"] = cgroup.join
+        return subprocess.Popen(self.argv(*cmd), **kw)
 
 
 class AwafsSwitch(Switch):
