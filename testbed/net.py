@@ -17,8 +17,8 @@ programs run on the other CPUs, and so does their receive processing
 (RPS), which the kernel would otherwise do on the CPU that sent the frame
 into the veth, the PMD's, inside its send call.  Without that, a receiver's
 TCP stack took PMD time at every frame: iperf3 through a port shaped to
-1000 Mbit/s got 700-938 Mbit/s from run to run on the slow machine, with
-it 932-938 (tests/test_shaper_rate.py).
+1000 Mbit/s got 676-932 Mbit/s from run to run on the slow machine, with
+it 932-939 (tests/test_shaper_rate.py).
 
 Only the Python API is used, never 'mn' or 'mn -c' (they clean up by
 process name); AwafsNet.close() stops exactly what it started."""
@@ -77,13 +77,16 @@ class EndHost(Host):
         only."""
         self.cpus = set(cpus)
         mask = f"{sum(1 << c for c in self.cpus):x}"
-        # Its network namespace's sysfs, in a mount namespace of its own.
-        self.run("unshare", "-m", "sh", "-c",
-                 "mount --make-rprivate / && umount -l /sys"
-                 " && mount -t sysfs sysfs /sys && " + " && ".join(
-                     f"echo {mask} > /sys/class/net/{intf}/queues/rx-0/"
-                     "rps_cpus"
-                     for intf in self.intfNames() if intf != "lo"))
+        self.run_with_sysfs(" && ".join(
+            f"echo {mask} > /sys/class/net/{intf}/queues/rx-0/rps_cpus"
+            for intf in self.intfNames() if intf != "lo"))
+
+    def run_with_sysfs(self, script):
+        """Runs shell 'script' with /sys showing the host's network
+        namespace (a sysfs mounted in a mount namespace of its own)."""
+        return self.run("unshare", "-m", "sh", "-c",
+                        "mount --make-rprivate / && umount -l /sys && "
+                        "mount -t sysfs sysfs /sys && " + script)
 
     def run(self, *cmd, check=True, cgroup=None, **kw):
         return subprocess.run(self.argv(*cmd), check=check,

@@ -30,8 +30,8 @@ ATTEMPTS = 3
 # benchmark of other work running beside it, 782 Mbit/s (the hosts' TCP
 # short of CPU, not the shaper).  This runs in `make check`, alone.  The
 # hosts' receive processing ran on the PMD's core until testbed/net.py kept
-# it off: on the slow machine that cost 5 to 30 % of the goodput at
-# 1000 Mbit/s (clean-clone CI: 907 Mbit/s; 700-913 here), since a shaper
+# it off: on the slow machine that cost up to 30 % of the goodput at
+# 1000 Mbit/s (clean-clone CI: 907 Mbit/s; 676-932 here), since a shaper
 # that cannot send while its PMD is busy elsewhere loses what its 1 ms of
 # burst does not make up; since then 0.9966-0.9972 there too.
 RATES = [25_000_000, 50_000_000, 100_000_000, 1_000_000_000]

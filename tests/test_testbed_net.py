@@ -107,10 +107,8 @@ def test_hosts_stay_off_the_pmd_cpu(fabric):
         allowed = h.run("sh", "-c", "grep Cpus_allowed_list /proc/self/status"
                         ).stdout.split()[1]
         assert parse_cpu_list(allowed) == others, (h, allowed)
-        rps = h.run("unshare", "-m", "sh", "-c",
-                    "mount --make-rprivate / && umount -l /sys && "
-                    "mount -t sysfs sysfs /sys && "
-                    "cat /sys/class/net/*/queues/rx-0/rps_cpus").stdout
+        rps = h.run_with_sysfs(
+            "cat /sys/class/net/*/queues/rx-0/rps_cpus").stdout
         # Its interfaces, and lo, which no frame of the switch reaches.
         intfs = [i for i in h.intfNames() if i != "lo"]
         assert sorted(int(m, 16) for m in rps.split()) == \
