@@ -34,12 +34,14 @@ def tx_packets(sb, ofport, bridge="br0"):
 def wire_rate_shares(sb, ofport, rate, size, bridge="br0"):
     """What OpenFlow port 'ofport' sends of 'rate' (bit/s of wire: each
     'size'-byte frame plus its WIRE_OVERHEAD bytes of preamble, inter-frame
-    gap and FCS), counted at the port over 2 s: up to three measurements,
+    gap and FCS), counted at the port over 2 s: up to six measurements,
     until one is within 2 % under.  A PMD that another process preempts
     for longer than the shaper's burst loses rate, never gains it, so each
-    one is a bound from above and the best one from below."""
+    one is a bound from above and the best one from below.  (Three were
+    too few once: 0.969-0.973 in a clean-clone CI run where the machine
+    was slow for a while, at least 0.98 in the runs before and after.)"""
     shares = []
-    for _ in range(3):
+    for _ in range(6):
         n0, t0 = tx_packets(sb, ofport, bridge), time.monotonic()
         time.sleep(2)
         n1, t1 = tx_packets(sb, ofport, bridge), time.monotonic()
