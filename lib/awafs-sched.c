@@ -475,17 +475,55 @@ awafs_tb_init(struct awafs_tb *tb, uint64_t rate_bytes, uint64_t burst,
               uint64_t hz, uint64_t now)
 {
     tb->rate = rate_bytes;
-    tb->burst = burst < AWAFS_TB_MAX_BURST ? burst : AWAFS_TB_MAX_BURST;
     tb->hz = hz ? hz : 1;
-    tb->tokens = tb->burst;
+    tb->tokens = INT64_MAX;
     tb->last = now;
     tb->frac = 0;
+    awafs_tb_set_burst(tb, burst);
+}
+
+void
+awafs_tb_set_burst(struct awafs_tb *tb, uint64_t burst)
+{
+    tb->burst = burst < AWAFS_TB_MAX_BURST ? burst : AWAFS_TB_MAX_BURST;
+    if (tb->tokens > (int64_t) tb->burst) {
+        tb->tokens = tb->burst;
+    }
     /* Once per configuration, so floating point is fine here. */
-    tb->full_ticks = rate_bytes
+    tb->full_ticks = tb->rate
                      ? (uint64_t) ((double) tb->hz
                                    * (tb->burst + AWAFS_TB_MAX_DEBT)
-                                   / rate_bytes) + 1
+                                   / tb->rate) + 1
                      : 0;
+}
+
+uint64_t
+awafs_burst_for_gap(uint64_t rate, uint64_t gap_us, uint64_t min_us,
+                    uint64_t max_us)
+{
+    gap_us = gap_us < min_us ? min_us : gap_us > max_us ? max_us : gap_us;
+    /* Exact below about 2^44 bytes a second for gaps up to a second. */
+    return rate / 1000000 * gap_us + rate % 1000000 * gap_us / 1000000;
+}
+
+void
+awafs_gaps_sum(struct awafs_gaps *sum, const struct awafs_gaps *g)
+{
+    for (size_t b = 0; b < AWAFS_GAP_BUCKETS; b++) {
+        sum->n[b] += g->n[b];
+    }
+}
+
+uint64_t
+awafs_gaps_longest(const struct awafs_gaps *now,
+                   const struct awafs_gaps *before)
+{
+    for (size_t b = AWAFS_GAP_BUCKETS; b-- > 0;) {
+        if (now->n[b] > before->n[b]) {
+            return b ? 1ULL << b : 0;
+        }
+    }
+    return 0;
 }
 
 /* Fills the bucket to 'burst', dropping the fraction of a byte that only

@@ -626,6 +626,44 @@ int64_t awafs_tb_budget(struct awafs_tb *, uint64_t now);
 /* Refills and returns true if the bucket holds all of 'bytes' now. */
 bool awafs_tb_allows(struct awafs_tb *, uint64_t now, uint64_t bytes);
 void awafs_tb_consume(struct awafs_tb *, uint64_t bytes);
+/* Makes the bucket 'burst' bytes (at most AWAFS_TB_MAX_BURST), keeping what
+ * it holds up to that. */
+void awafs_tb_set_burst(struct awafs_tb *, uint64_t burst);
+
+/* The burst a bucket of 'rate' bytes a second needs if its sender, while it
+ * holds packets, comes back only every 'gap_us' microseconds: the link's
+ * bytes in that time.  The bucket fills while the sender is away, and what
+ * would go beyond its burst is lost, as time the link stands idle: with a
+ * burst of B bytes and a gap of G seconds the link carries at most
+ * B / (rate x G) of its rate.  'gap_us' is taken within ['min_us',
+ * 'max_us']. */
+uint64_t awafs_burst_for_gap(uint64_t rate, uint64_t gap_us,
+                             uint64_t min_us, uint64_t max_us);
+
+/* How long a sender left packets waiting between two of its visits, as a
+ * histogram on a log2 scale of clock ticks: n[i] counts gaps of [2^(i-1),
+ * 2^i) ticks (n[0] those of 0), the last bucket every longer one too.  Its
+ * sender adds to it; another thread may read it, for
+ * awafs_gaps_longest(). */
+#define AWAFS_GAP_BUCKETS 32
+struct awafs_gaps {
+    uint64_t n[AWAFS_GAP_BUCKETS];
+};
+
+static inline void
+awafs_gaps_add(struct awafs_gaps *g, uint64_t ticks)
+{
+    unsigned int b = ticks ? 64 - __builtin_clzll(ticks) : 0;
+
+    g->n[b < AWAFS_GAP_BUCKETS ? b : AWAFS_GAP_BUCKETS - 1]++;
+}
+
+/* Adds 'g' into 'sum'. */
+void awafs_gaps_sum(struct awafs_gaps *sum, const struct awafs_gaps *g);
+/* The longest gap counted in 'now' since 'before' (an earlier copy of it),
+ * as its bucket's bound in ticks (at most twice the gap); 0 if none. */
+uint64_t awafs_gaps_longest(const struct awafs_gaps *now,
+                            const struct awafs_gaps *before);
 
 /* Byte-free TCP segments (no payload: ACKs, SYNs, FINs, RSTs) delay no one
  * and pace their flows, so they go to queue 0, but only while the port's

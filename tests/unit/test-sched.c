@@ -520,6 +520,71 @@ test_shaper_charges_wire_overhead(void **state)
     }
 }
 
+/* What a sender backlogged on a bucket at 'rate' bytes a second sends in a
+ * second if it comes back every 'gap_us' (a 1 MHz clock: a tick a
+ * microsecond) and spends the whole budget at each visit. */
+static uint64_t
+sent_with_gaps(uint64_t rate, uint64_t burst, uint64_t gap_us)
+{
+    struct awafs_tb tb;
+    uint64_t sent = 0;
+
+    awafs_tb_init(&tb, rate, burst, 1000000, 0);
+    awafs_tb_consume(&tb, burst);
+    for (uint64_t t = gap_us; t <= 1000000; t += gap_us) {
+        int64_t budget = awafs_tb_budget(&tb, t);
+
+        sent += budget;
+        awafs_tb_consume(&tb, budget);
+    }
+    return sent;
+}
+
+/* The arithmetic of the burst of a port shaped to its 10 Gb/s link
+ * (1.25e9 bytes a second), whose PMD comes back every 80 us: a 50 us
+ * burst (62,500 bytes) fills after 50 us of each 80, and the other 30 us
+ * of the link's time are lost, idle: 50 / 80 = 62.5 % of its rate.  The
+ * burst awafs_burst_for_gap() gives for 80 us (100,000 bytes) loses
+ * nothing.  The histogram of the gaps tells the 80 us apart. */
+static void
+test_burst_covers_the_gap(void **state)
+{
+    const uint64_t rate = 10000000000ULL / 8;
+    struct awafs_gaps gaps, before;
+    uint64_t burst;
+
+    (void) state;
+    assert_int_equal(awafs_burst_for_gap(rate, 50, 50, 1000), 62500);
+    assert_int_equal(sent_with_gaps(rate, 62500, 80), rate / 1000 * 625);
+    burst = awafs_burst_for_gap(rate, 80, 50, 1000);
+    assert_int_equal(burst, 100000);
+    assert_int_equal(sent_with_gaps(rate, burst, 80), rate);
+    /* Shorter gaps than the least burst's lose nothing either. */
+    assert_int_equal(sent_with_gaps(rate, 62500, 40), rate);
+    /* The burst stays within its bounds; exact at slow rates too. */
+    assert_int_equal(awafs_burst_for_gap(rate, 5, 50, 1000), 62500);
+    assert_int_equal(awafs_burst_for_gap(rate, 1000000, 50, 1000),
+                     1250000);
+    assert_int_equal(awafs_burst_for_gap(999999, 1000, 50, 1000), 999);
+
+    memset(&gaps, 0, sizeof gaps);
+    awafs_gaps_add(&gaps, 3);
+    awafs_gaps_add(&gaps, 80);                  /* In [64, 128). */
+    before = gaps;
+    assert_int_equal(awafs_gaps_longest(&gaps, &before), 0);
+    awafs_gaps_add(&gaps, 0);
+    assert_int_equal(awafs_gaps_longest(&gaps, &before), 0);
+    awafs_gaps_add(&gaps, 5);                   /* In [4, 8). */
+    assert_int_equal(awafs_gaps_longest(&gaps, &before), 8);
+    awafs_gaps_add(&gaps, UINT64_MAX);          /* The last bucket. */
+    assert_int_equal(awafs_gaps_longest(&gaps, &before),
+                     1ULL << (AWAFS_GAP_BUCKETS - 1));
+    memset(&before, 0, sizeof before);
+    awafs_gaps_sum(&before, &gaps);
+    awafs_gaps_sum(&before, &gaps);
+    assert_int_equal(before.n[7], 2);
+}
+
 /* The ones' complement sum of the IPv4 header at 'ip' (0xffff if its
  * checksum is right). */
 static uint32_t
@@ -746,6 +811,7 @@ AWAFS_UNIT_MAIN(sched)
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_token_bucket_refill_is_exact),
         cmocka_unit_test(test_token_bucket_largest_refill),
+        cmocka_unit_test(test_burst_covers_the_gap),
         cmocka_unit_test(test_shaper_charges_wire_overhead),
         cmocka_unit_test(test_ecn_marking),
         cmocka_unit_test(test_ecn_marking_in_tunnels),
