@@ -64,7 +64,8 @@ VLOG_DEFINE_THIS_MODULE(netdev_dpdk_awafs);
  * (known size) or restarts at the top of the sieve (unknown size). */
 
 #define AWAFS_MIN_BURST (2 * (1518 + AWAFS_WIRE_OVERHEAD)) /* Two frames. */
-#define AWAFS_LINK_BURST_US 50          /* Shaped to the link: its burst. */
+#define AWAFS_LINK_BURST_US 50          /* Shaped to the link: its least */
+#define AWAFS_LINK_BURST_MAX_US 1000    /* and its most burst. */
 #define AWAFS_HISTORY_LEN 64
 #define AWAFS_SWEEP_ENTRIES 256         /* Flow-table entries per sweep. */
 #define AWAFS_SWEEP_INTERVAL_US 1000
@@ -199,6 +200,10 @@ struct awafs_txq {
     uint64_t byte_free_over;            /* Beyond it: the lowest queue. */
     uint64_t padded;                    /* Padded frames: the lowest queue. */
     bool weigh_sources;                 /* Completions need their source. */
+    uint64_t held_tick;                 /* Of the last dequeue that left
+                                         * packets held; 0 if none. */
+    struct awafs_gaps gaps;             /* How long they waited for the
+                                         * next (awafs_qos_dequeue()). */
 
     /* The classification of the batch being queued or, between
      * qos_enqueue() and qos_sent_direct(), sent directly. */
@@ -269,6 +274,13 @@ struct awafs_qos {
     uint64_t n_history OVS_GUARDED_BY(awafs_mutex);
     /* The port's load for percentiles=auto (awafs_load_update()). */
     struct awafs_load load OVS_GUARDED_BY(awafs_mutex);
+    /* Shaped to the link, the bucket's burst in microseconds, sized to how
+     * long the instances leave packets held between visits
+     * (awafs_qos_size_link_burst()). */
+    uint32_t link_burst_us OVS_GUARDED_BY(awafs_mutex);
+    struct awafs_gaps gaps_seen OVS_GUARDED_BY(awafs_mutex);
+    uint64_t held_gap_us[2] OVS_GUARDED_BY(awafs_mutex); /* This round's
+                                                          * and the last's. */
 };
 
 static struct ovs_list awafs_list OVS_GUARDED_BY(awafs_mutex)
@@ -768,25 +780,41 @@ awafs_qos_rate(const struct awafs_qos *aq)
             : (uint64_t) aq->link_mbps * 1000000);
 }
 
-/* The bucket: 'max-rate' with 1 ms of burst or, without it, the link's
- * speed with AWAFS_LINK_BURST_US of burst, so that the NIC's ring holds no
- * more than that and the priorities act on the rest (an unshaped port would
- * fill the NIC's ring first: thousands of descriptors, all FIFO). */
+/* The bucket's burst: 1 ms of 'max-rate' or, without it, 'link_burst_us' of
+ * the link's speed, so that the NIC's ring holds no more than that and the
+ * priorities act on the rest (an unshaped port would fill the NIC's ring
+ * first: thousands of descriptors, all FIFO). */
+static uint64_t
+awafs_qos_burst(const struct awafs_qos *aq)
+{
+    uint64_t rate = awafs_qos_rate(aq) / 8;
+
+    return MAX(awafs_burst_for_gap(rate, (aq->params.max_rate ? 1000
+                                          : aq->link_burst_us),
+                                   0, AWAFS_LINK_BURST_MAX_US),
+               AWAFS_MIN_BURST);
+}
+
+/* Sets the lease for the bucket's burst, under 'tb_lock': an eighth of the
+ * burst, so that several instances share the burst, but at least
+ * AWAFS_MIN_BURST, so that a lease is rare. */
+static void
+awafs_qos_set_lease(struct awafs_qos *aq)
+{
+    aq->lease = MAX(aq->tb.burst / 8, AWAFS_MIN_BURST);
+}
+
+/* Sets up the port's bucket anew (awafs_qos_burst()). */
 static void
 awafs_qos_init_tb(struct awafs_qos *aq)
 {
-    uint64_t rate, burst;
+    uint64_t rate = awafs_qos_rate(aq) / 8;
     unsigned int gen;
 
-    rate = awafs_qos_rate(aq) / 8;
-    burst = (aq->params.max_rate ? rate / 1000
-             : rate / 1000000 * AWAFS_LINK_BURST_US);
     rte_spinlock_lock(&aq->tb_lock);
-    awafs_tb_init(&aq->tb, rate, MAX(burst, AWAFS_MIN_BURST),
-                  rte_get_tsc_hz(), rte_get_tsc_cycles());
-    /* A lease is an eighth of the burst, so that several instances share
-     * the burst, but at least AWAFS_MIN_BURST, so that a lease is rare. */
-    aq->lease = MAX(aq->tb.burst / 8, AWAFS_MIN_BURST);
+    awafs_tb_init(&aq->tb, rate, awafs_qos_burst(aq), rte_get_tsc_hz(),
+                  rte_get_tsc_cycles());
+    awafs_qos_set_lease(aq);
     atomic_read_relaxed(&aq->tb_gen, &gen);
     atomic_store_relaxed(&aq->tb_gen, gen + 1);
     atomic_store_relaxed(&aq->shaped, rate != 0);
@@ -798,11 +826,49 @@ awafs_qos_set_link_speed(struct qos_conf *conf, uint32_t mbps)
 {
     struct awafs_qos *aq = awafs_qos_cast(conf);
 
+    ovs_mutex_lock(&awafs_mutex);
     if (aq->link_mbps != mbps) {
         aq->link_mbps = mbps;
         if (!aq->params.max_rate) {
             awafs_qos_init_tb(aq);
         }
+    }
+    ovs_mutex_unlock(&awafs_mutex);
+}
+
+/* Shaped to the link, sizes the bucket's burst to the longest the instances
+ * left packets held between two visits in this round or the last, within
+ * [AWAFS_LINK_BURST_US, AWAFS_LINK_BURST_MAX_US]: a PMD iteration longer
+ * than the burst's time would otherwise idle the link for the rest of it
+ * (awafs_burst_for_gap()).  The price is a longer FIFO in the NIC's ring
+ * after the port was idle.  The bucket keeps its tokens, and the
+ * instances their leases. */
+static void
+awafs_qos_size_link_burst(struct awafs_qos *aq)
+    OVS_REQUIRES(awafs_mutex)
+{
+    struct awafs_gaps sum;
+    uint64_t gap_us;
+
+    memset(&sum, 0, sizeof sum);
+    for (int i = 0; i < aq->n_txq; i++) {
+        awafs_gaps_sum(&sum, &aq->txqs[i]->gaps);
+    }
+    aq->held_gap_us[1] = aq->held_gap_us[0];
+    aq->held_gap_us[0] = awafs_ticks_to_us(awafs_gaps_longest(&sum,
+                                                              &aq->gaps_seen));
+    aq->gaps_seen = sum;
+    if (aq->params.max_rate || !aq->link_mbps) {
+        return;
+    }
+    gap_us = MAX(aq->held_gap_us[0], aq->held_gap_us[1]);
+    gap_us = MIN(MAX(gap_us, AWAFS_LINK_BURST_US), AWAFS_LINK_BURST_MAX_US);
+    if (gap_us != aq->link_burst_us) {
+        aq->link_burst_us = gap_us;
+        rte_spinlock_lock(&aq->tb_lock);
+        awafs_tb_set_burst(&aq->tb, awafs_qos_burst(aq));
+        awafs_qos_set_lease(aq);
+        rte_spinlock_unlock(&aq->tb_lock);
     }
 }
 
@@ -1045,6 +1111,7 @@ awafs_qos_recalc(struct awafs_qos *aq, int64_t now)
         awafs_adapt_set_load(aq->adapt, awafs_qos_measure_load(aq, now));
     }
     awafs_qos_collect(aq);
+    awafs_qos_size_link_burst(aq);
     if (awafs_adapt_update(aq->adapt, now, &t)) {
         struct awafs_fct_plan plan;
         struct awafs_update *u;
@@ -1319,6 +1386,7 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     atomic_init(&aq->shaped, false);
     atomic_init(&aq->tb_gen, 0);
     rte_spinlock_init(&aq->tb_lock);
+    aq->link_burst_us = AWAFS_LINK_BURST_US;
     awafs_qos_init_tb(aq);
 
     ovs_mutex_lock(&awafs_mutex);
@@ -1453,6 +1521,7 @@ awafs_qos_set_n_txq(struct qos_conf *conf, int n_txq, int *n_freed)
     aq->beta_rings = beta_rings;
     aq->n_txq = n_txq;
     aq->mem_bytes = awafs_params_memsize(&aq->params, n_txq);
+    memset(&aq->gaps_seen, 0, sizeof aq->gaps_seen);
     ovs_mutex_unlock(&awafs_mutex);
 
     for (int i = 0; i < old_n_txq; i++) {
@@ -1856,6 +1925,12 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
     smap_add_format(details, "recalc-mean-late-us", "%"PRId64,
                     aq->runs ? aq->sum_late_us / (int64_t) aq->runs : 0);
     smap_add_format(details, "recalc-max-us", "%"PRId64, aq->max_calc_us);
+    if (!p->max_rate && aq->link_mbps) {
+        smap_add_format(details, "link-burst-us", "%"PRIu32,
+                        aq->link_burst_us);
+    }
+    smap_add_format(details, "held-gap-max-us", "%"PRIu64,
+                    MAX(aq->held_gap_us[0], aq->held_gap_us[1]));
     if (p->core.minimise_fct) {
         awafs_qos_show_model(aq, &st, details);
     }
@@ -2368,10 +2443,17 @@ awafs_qos_dequeue(struct qos_conf *conf, int qid, struct rte_mbuf **pkts,
     struct awafs_qos *aq = awafs_qos_cast(conf);
     const struct awafs_dp_params *dp;
     struct awafs_txq *tq = awafs_qos_txq(aq, qid, &dp);
+    uint64_t tick = rte_get_tsc_cycles() >> AWAFS_TICK_SHIFT;
+    size_t n;
 
-    return awafs_sched_peek(tq->sched, (void **) pkts, max,
-                            awafs_txq_budget(aq, tq),
-                            rte_get_tsc_cycles() >> AWAFS_TICK_SHIFT);
+    if (tq->held_tick) {
+        /* How long what it left held waited for this visit. */
+        awafs_gaps_add(&tq->gaps, tick - tq->held_tick);
+    }
+    n = awafs_sched_peek(tq->sched, (void **) pkts, max,
+                         awafs_txq_budget(aq, tq), tick);
+    tq->held_tick = awafs_sched_backlog(tq->sched) ? tick : 0;
+    return n;
 }
 
 static void

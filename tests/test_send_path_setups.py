@@ -5,8 +5,11 @@ its own sandboxed switch (on AWAFS_TEST_VSWITCHD if set)."""
 
 import os
 import re
+import subprocess
+import sys
 import time
 
+from testbed.net import cpus_of
 from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
 from testbed.switch import two_pmds_to, wait_until, wire_rate_shares
 from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, VethPair,
@@ -156,3 +159,44 @@ def test_unshaped_port_is_shaped_to_its_link():
     assert low >= 1024 * (size + WIRE_OVERHEAD) * 8 / link * 1e6 * 0.9, \
         queues
     assert high < low / 2, queues
+
+
+def test_link_burst_covers_a_pmd_that_stays_away():
+    """Shaped to its link, a port's burst grows to how long its PMD left
+    packets held between two visits (within 50 us and 1 ms), so that a long
+    PMD iteration does not idle the link (the arithmetic:
+    tests/unit/test-sched.c, test_burst_covers_the_gap), and shrinks back
+    once the visits are frequent again.  The long visits: a busy process on
+    the PMD's CPU, with which the kernel makes the PMD take turns of
+    milliseconds."""
+    size = 1518
+    with OvsSandbox(vswitchd=VSWITCHD) as sb:
+        sb.add_bridge()
+        sb.add_dpdk_port("br0", "p0", f"net_null0,size={size},copy=1", 1)
+        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                     **{"interval-ms": 100})
+
+        def show():
+            return sb.qos_show("p1")[1]
+
+        assert wait_until(lambda: int(sb.qos_show("p1")[2][1]
+                                      ["dropped-packets"]) > 1000, 10)
+        assert 50 <= int(show()["link-burst-us"]) <= 1000
+        pmd_cpu = min(cpus_of(sb.pmd_cpu_mask))
+        hog = subprocess.Popen(["taskset", "-c", str(pmd_cpu),
+                                sys.executable, "-c", "while True: pass"])
+        try:
+            assert wait_until(lambda: show()["link-burst-us"] == "1000", 10,
+                              step=0.2), show()
+            assert int(show()["held-gap-max-us"]) >= 1000
+        finally:
+            hog.kill()
+            hog.wait()
+        assert wait_until(lambda: int(show()["link-burst-us"]) < 1000, 10,
+                          step=0.2), show()
+        # With max-rate the burst is max-rate's millisecond.
+        sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
+                     **{"max-rate": 10 ** 9})
+        assert "link-burst-us" not in show()
