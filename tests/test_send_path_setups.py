@@ -115,8 +115,8 @@ def test_unshaped_port_is_shaped_to_its_link():
     (net_null takes any rate).  High-priority frames sent meanwhile
     overtake the backlog: they wait less than half as long as the low
     queue's packets.  (That a real NIC's ring then holds at most the
-    shaper's 50 us burst cannot be seen here: no PMD on this machine
-    drains its ring at a link's rate.)"""
+    shaper's burst cannot be seen here: no PMD on this machine drains its
+    ring at a link's rate.)"""
     size, link = 1518, 10 ** 10
     vin = VethPair("awi0")
     src = None
