@@ -53,7 +53,8 @@ the short flows (at most 100 kB, as the thesis counts them) pooled over
 the seeds with a 95 % bootstrap interval, their p99 where at least
 1000 short flows are pooled (else their max), median and p90, how many
 took over 10 ms (a timer's wait, not a queue's), and the long flows'
-mean."""
+mean; then the short mean by size, and split into the flows of at most
+10 ms and what those over 10 ms add."""
 
 import argparse
 import gzip
@@ -449,6 +450,46 @@ def size_section(out, pts, warmup_s=0.0):
     return "\n".join(lines) + "\n"
 
 
+def stall_section(out, pts, warmup_s=0.0):
+    """The short mean in two parts, per point and scheme, pooled over the
+    seeds: the mean of the short flows that took at most STALL_MS, with
+    its 95 % interval (what the queues decided: all that the FCT model of
+    percentiles=auto describes), and what the few over it (a timer's
+    wait: ns-3's 40 ms delayed ACK, an RTO) add to the short mean, their
+    FCTs summed over all the short flows."""
+    groups = {}
+    for w, load, s, seed in pts:
+        groups.setdefault((w, load, s), []).append(seed)
+    rows = []
+    for (w, load, s), seeds in groups.items():
+        for part in parts(w):
+            kept = point_flows(out, w, load, s, seeds, warmup_s, part)
+            if not kept or not kept[1]:
+                continue
+            short = pooled(kept[1])
+            quick = {seed: [v for v in fcts if v <= STALL_MS]
+                     for seed, fcts in kept[1].items()}
+            quick = {seed: fcts for seed, fcts in quick.items() if fcts}
+            mean, (lo, hi) = mean_ci(quick, interval_rng(
+                w, load, s, part, f"at most {STALL_MS} ms"))
+            stalled = [v for v in short if v > STALL_MS]
+            rows.append(markdown.row(
+                [part_name(w, part), f"{load * 100:.0f} %", s,
+                 f"{statistics.mean(short):.3f}",
+                 f"{mean:.3f} [{lo:.3f}, {hi:.3f}]", len(stalled),
+                 f"{sum(stalled) / len(short):.3f}"]))
+    if not rows:
+        return ""
+    return "\n".join(
+        ["", f"The short mean in two parts: the flows that took at most "
+         f"{STALL_MS} ms (what the queues decided), and what the flows "
+         f"over {STALL_MS} ms (a timer's wait) add to it:", "",
+         *markdown.head(["workload", "load", "scheme", "short mean (ms)",
+                         f"at most {STALL_MS} ms: mean [95 % CI]",
+                         f"over {STALL_MS} ms", "they add (ms)"]),
+         *rows]) + "\n"
+
+
 def follow_section(out, pts):
     """How fast the learning schemes' thresholds followed the shift: per
     load and scheme, over its seeds, the time from the second workload's
@@ -558,6 +599,7 @@ def main(argv=None):
               "--seed S --scheme ...`")
     text = (summary(args.out, pts, regime, args.warmup_s, args.against)
             + size_section(args.out, pts, args.warmup_s)
+            + stall_section(args.out, pts, args.warmup_s)
             + follow_section(args.out, pts))
     (args.out / "summary.md").write_text(text)
     (args.out / CHECKSUMS).write_text(checksums(args.out))

@@ -459,7 +459,8 @@ def test_the_grid_compares_with_the_best_static(tmp_path):
     """With static schemes at a point (static-refpct ones and
     pias-matched), the summary marks the lowest short mean among them
     "(best)" and gives every other scheme's change against it with an
-    interval; --against names another reference."""
+    interval; --against names another reference.  The short mean by size
+    and in two parts (flows of at most 10 ms, and those over) follow."""
     from sim import ns3_grid
 
     args = ["--out", tmp_path, "--flows", 30, "--seeds", 1, "--workloads",
@@ -469,8 +470,16 @@ def test_the_grid_compares_with_the_best_static(tmp_path):
     ns3_grid.main(list(map(str, args)))
     table, by_size = (tmp_path / "summary.md").read_text().split(
         "Short flows by size")
+    by_size, parts = by_size.split("The short mean in two parts")
     rows = {line.split(" | ")[2]: line.split(" | ")[-1].rstrip(" |")
             for line in table.splitlines() if line.startswith("| cache |")}
+    # In two parts, the same short mean: the flows of at most 10 ms and
+    # what those over 10 ms add.
+    means = {line.split(" | ")[2]: line.split(" | ")[5]
+             for line in table.splitlines() if line.startswith("| cache |")}
+    split = {line.split(" | ")[2]: line.split(" | ")[3]
+             for line in parts.splitlines() if line.startswith("| cache |")}
+    assert split == means, (split, means)
     # By size, the same short flows of each scheme (the same flows run
     # under every scheme) in four classes.
     sizes = {line.split(" | ")[2]: line.split(" | ")[3:]
