@@ -786,6 +786,7 @@ awafs_qos_rate(const struct awafs_qos *aq)
  * first: thousands of descriptors, all FIFO). */
 static uint64_t
 awafs_qos_burst(const struct awafs_qos *aq)
+    OVS_REQUIRES(awafs_mutex)
 {
     uint64_t rate = awafs_qos_rate(aq) / 8;
 
@@ -807,6 +808,7 @@ awafs_qos_set_lease(struct awafs_qos *aq)
 /* Sets up the port's bucket anew (awafs_qos_burst()). */
 static void
 awafs_qos_init_tb(struct awafs_qos *aq)
+    OVS_REQUIRES(awafs_mutex)
 {
     uint64_t rate = awafs_qos_rate(aq) / 8;
     unsigned int gen;
@@ -1386,10 +1388,10 @@ awafs_qos_construct(const struct smap *details, struct qos_conf **conf)
     atomic_init(&aq->shaped, false);
     atomic_init(&aq->tb_gen, 0);
     rte_spinlock_init(&aq->tb_lock);
-    aq->link_burst_us = AWAFS_LINK_BURST_US;
-    awafs_qos_init_tb(aq);
 
     ovs_mutex_lock(&awafs_mutex);
+    aq->link_burst_us = AWAFS_LINK_BURST_US;
+    awafs_qos_init_tb(aq);
     aq->next_run_us = awafs_now_us() + params.core.interval_us;
     ovs_list_push_back(&awafs_list, &aq->list_node);
     ovs_mutex_unlock(&awafs_mutex);
