@@ -15,8 +15,9 @@ from testbed.workload import weyl_samples
 
 MICRO = [(10000, 0.0), (10000, 0.8), (1000000, 0.8), (1000000, 1.0)]
 LOW, HIGH = 1000, 2000          # Source ports of low/high-priority flows.
-# Change between two reads of an idle port.
-MOVING = {"thresholds-age-ms"}
+# Change between two reads of an idle port (held-gap-max-us: for two
+# recalculation rounds after the last packet held).
+MOVING = {"thresholds-age-ms", "held-gap-max-us"}
 
 
 def test_dump_awafs_agrees_with_qos_show(sw):
