@@ -450,16 +450,34 @@ def size_section(out, pts, warmup_s=0.0):
     return "\n".join(lines) + "\n"
 
 
+def stalled_flows(out, point, warmup_s, part):
+    """The ids of the short flows of run 'point' (of a mix, of 'part')
+    that started 'warmup_s' or later and took over STALL_MS."""
+    path = out / f"{tag(*point)}.csv.gz"
+    if not path.exists():
+        return set()
+    return {r["id"] for r in read_flows(path)
+            if r["start_s"] >= warmup_s and r.get("part") == part
+            and r["size"] <= SHORT_MAX and r["fct_ms"] is not None
+            and r["fct_ms"] > STALL_MS}
+
+
 def stall_section(out, pts, warmup_s=0.0):
     """The short mean in two parts, per point and scheme, pooled over the
     seeds: the mean of the short flows that took at most STALL_MS, with
     its 95 % interval (what the queues decided: all that the FCT model of
     percentiles=auto describes), and what the few over it (a timer's
     wait: ns-3's 40 ms delayed ACK, an RTO) add to the short mean, their
-    FCTs summed over all the short flows."""
+    FCTs summed over all the short flows; and how many of those flows took
+    over STALL_MS under another scheme of the point too (the same flows
+    run under every scheme): whether a stall belongs to the flow or is
+    chance."""
     groups = {}
     for w, load, s, seed in pts:
         groups.setdefault((w, load, s), []).append(seed)
+    stalled = {(w, load, s, part, seed): stalled_flows(
+                   out, (w, load, s, seed), warmup_s, part)
+               for w, load, s, seed in pts for part in parts(w)}
     rows = []
     for (w, load, s), seeds in groups.items():
         for part in parts(w):
@@ -472,21 +490,30 @@ def stall_section(out, pts, warmup_s=0.0):
             quick = {seed: fcts for seed, fcts in quick.items() if fcts}
             mean, (lo, hi) = mean_ci(quick, interval_rng(
                 w, load, s, part, f"at most {STALL_MS} ms"))
-            stalled = [v for v in short if v > STALL_MS]
+            slow = [v for v in short if v > STALL_MS]
+            shared = sum(
+                len(stalled[w, load, s, part, seed]
+                    & set().union(*(stalled[w, load, o, part, seed]
+                                    for o in {p[2] for p in pts
+                                              if p[:2] == (w, load)}
+                                    if o != s)))
+                for seed in seeds)
             rows.append(markdown.row(
                 [part_name(w, part), f"{load * 100:.0f} %", s,
                  f"{statistics.mean(short):.3f}",
-                 f"{mean:.3f} [{lo:.3f}, {hi:.3f}]", len(stalled),
-                 f"{sum(stalled) / len(short):.3f}"]))
+                 f"{mean:.3f} [{lo:.3f}, {hi:.3f}]", len(slow),
+                 f"{sum(slow) / len(short):.3f}", shared]))
     if not rows:
         return ""
     return "\n".join(
         ["", f"The short mean in two parts: the flows that took at most "
          f"{STALL_MS} ms (what the queues decided), and what the flows "
-         f"over {STALL_MS} ms (a timer's wait) add to it:", "",
+         f"over {STALL_MS} ms (a timer's wait) add to it; of those, how "
+         "many took that long under another scheme too:", "",
          *markdown.head(["workload", "load", "scheme", "short mean (ms)",
                          f"at most {STALL_MS} ms: mean [95 % CI]",
-                         f"over {STALL_MS} ms", "they add (ms)"]),
+                         f"over {STALL_MS} ms", "they add (ms)",
+                         "under another scheme too"]),
          *rows]) + "\n"
 
 
