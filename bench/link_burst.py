@@ -29,7 +29,7 @@ from pathlib import Path
 
 from testbed.net import cpus_of
 from testbed.ovs_sandbox import BIN, OvsSandbox
-from testbed.switch import tx_packets, wait_until
+from testbed.switch import null_flood, tx_packets, wait_until
 from testbed.traffic import WIRE_OVERHEAD
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,10 +48,7 @@ while True:
 def measure(vswitchd, busy_us):
     """(shares of the link's wire rate, link-burst-us, held-gap-max-us)."""
     with OvsSandbox(vswitchd=vswitchd) as sb:
-        sb.add_bridge()
-        sb.add_dpdk_port("br0", "p0", f"net_null0,size={SIZE},copy=1", 1)
-        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
-        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        null_flood(sb, f"net_null0,size={SIZE},copy=1")
         sb.set_awafs("p1", queues=2, mode="static", thresholds=10000)
         assert wait_until(lambda: int(sb.qos_show("p1")[2][1]
                                       ["dropped-packets"]) > 1000, 10)

@@ -52,6 +52,16 @@ def wire_rate_shares(sb, ofport, rate, size, bridge="br0"):
     return shares
 
 
+def null_flood(sb, source="net_null0"):
+    """Bridge br0 of 'sb': DPDK port p0 (OpenFlow port 1, devargs 'source':
+    net_null floods it with frames) forwarded to p1 (port 2), a net_null
+    port that takes whatever it is sent and receives nothing."""
+    sb.add_bridge()
+    sb.add_dpdk_port("br0", "p0", source, 1)
+    sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+    sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+
+
 def bridge_output(sb):
     """Packets the bridge sent out from p0 (OpenFlow port 1), by all its
     rules (OpenFlow's counters follow the datapath within a second)."""

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
-from testbed.switch import completion_frames, wait_until
+from testbed.switch import completion_frames, null_flood, wait_until
 from testbed.traffic import tcp_frame
 from testbed.workload import inverse_cdf, load_cdf, weyl_samples
 
@@ -42,10 +42,7 @@ def history(sb, port):
 
 def test_null_ports_forward_and_qos_removal():
     with OvsSandbox() as sb:
-        sb.add_bridge()
-        sb.add_dpdk_port("br0", "p0", "net_null0", 1)
-        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
-        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        null_flood(sb)
         sb.set_awafs("p1", queues=2)
         assert "awafs" in sb.appctl("qos/show-types", "p1")
 

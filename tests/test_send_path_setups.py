@@ -11,7 +11,8 @@ import time
 
 from testbed.net import cpus_of
 from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
-from testbed.switch import two_pmds_to, wait_until, wire_rate_shares
+from testbed.switch import (null_flood, two_pmds_to, wait_until,
+                            wire_rate_shares)
 from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, VethPair,
                              parse_frame, tcp_frame)
 
@@ -122,13 +123,10 @@ def test_unshaped_port_is_shaped_to_its_link():
     src = None
     try:
         with OvsSandbox(vswitchd=VSWITCHD) as sb:
-            sb.add_bridge()
             # copy=1: zeros, not the stale data of recycled mbufs (frames
             # of the other port, which would parse as theirs).
-            sb.add_dpdk_port("br0", "p0", f"net_null0,size={size},copy=1", 1)
-            sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
+            null_flood(sb, f"net_null0,size={size},copy=1")
             sb.add_af_packet_port("br0", "hp", vin.sw, 3)
-            sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
             sb.ofctl("add-flow", "br0", "in_port=3,tcp,actions=output:2")
             sb.set_awafs("p1", queues=2, mode="static", thresholds=10000)
             _, details, _ = sb.qos_show("p1")
@@ -171,10 +169,7 @@ def test_link_burst_covers_a_pmd_that_stays_away():
     milliseconds."""
     size = 1518
     with OvsSandbox(vswitchd=VSWITCHD) as sb:
-        sb.add_bridge()
-        sb.add_dpdk_port("br0", "p0", f"net_null0,size={size},copy=1", 1)
-        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
-        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        null_flood(sb, f"net_null0,size={size},copy=1")
         sb.set_awafs("p1", queues=2, mode="static", thresholds=10000,
                      **{"interval-ms": 100})
 

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 import pytest
 
 from testbed.ovs_sandbox import OvsSandbox
-from testbed.switch import two_pmds_to, wait_until, wire_rate_shares
+from testbed.switch import (null_flood, two_pmds_to, wait_until,
+                            wire_rate_shares)
 from testbed.traffic import Capture, VethPair, parse_frame, tcp_frame
 
 
@@ -275,10 +276,7 @@ def test_shaped_port_sends_its_max_rate_of_wire(size):
     none over, the best within 2 % under)."""
     rate = 200000000
     with OvsSandbox(vswitchd=VSWITCHD) as sb:
-        sb.add_bridge()
-        sb.add_dpdk_port("br0", "p0", f"net_null0,size={size}", 1)
-        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
-        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        null_flood(sb, f"net_null0,size={size}")
         sb.set_awafs("p1", queues=2, **{"max-rate": rate})
         assert wait_until(lambda: sb.qos_show("p1")[2][1]
                           ["dropped-packets"] != "0", 10)
@@ -296,10 +294,7 @@ def test_instances_replaced_while_the_load_is_measured():
     port keeps sending, and the load is still measured (offered: what the
     port sent and dropped, so far above its rate under this flood)."""
     with OvsSandbox(vswitchd=VSWITCHD) as sb:
-        sb.add_bridge()
-        sb.add_dpdk_port("br0", "p0", "net_null0", 1)
-        sb.add_dpdk_port("br0", "p1", "net_null1,no-rx=1", 2)
-        sb.ofctl("add-flow", "br0", "in_port=1,actions=output:2")
+        null_flood(sb)
         sb.set_awafs("p1", queues=4, percentiles="auto",
                      **{"interval-ms": 1, "max-rate": 100000000})
         for i in range(10):
