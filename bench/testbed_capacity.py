@@ -9,7 +9,11 @@ leaf-spine fabric.  The evaluation's bottleneck must sit well below the
 unshaped capacity, so that what it measures is the scheduler, not the
 testbed.
 
-usage: python3 -m bench.testbed_capacity [--seconds S]
+usage: python3 -m bench.testbed_capacity [--seconds S] [--hosts-anywhere]
+
+--hosts-anywhere lets the kernel place the hosts' programs and receive
+processing on any CPU, the PMD's too, as the testbed did before
+2026-11-28 (testbed/net.py AwafsNet), for comparison.
 
 Prints a markdown table (docs/evaluation.md quotes it)."""
 
@@ -62,9 +66,11 @@ def rtt_us(src, dst):
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--hosts-anywhere", action="store_true")
     args = ap.parse_args(argv)
     rows = []
-    star = AwafsNet(StarTopo(names=["n0", "n1", "n2", "n3"]))
+    star = AwafsNet(StarTopo(names=["n0", "n1", "n2", "n3"]),
+                    off_pmd_cpus=not args.hosts_anywhere)
     try:
         n0, n1, n2, n3 = (star[n] for n in ("n0", "n1", "n2", "n3"))
         rows.append(("star, n1 -> n0, unshaped",
@@ -84,7 +90,7 @@ def main(argv):
     finally:
         star.close()
     fabric = AwafsNet(LeafSpineTopo(leaves=2, spines=2, per_leaf=2),
-                      static_arp=True)
+                      static_arp=True, off_pmd_cpus=not args.hosts_anywhere)
     try:
         h1, h2, h3 = (fabric[n] for n in ("h1", "h2", "h3"))
         lo, avg = rtt_us(h1, h2)

@@ -164,10 +164,14 @@ class AwafsNet:
     start-up every host has reached the first host (ARP learned, ports
     registered); 'prepare(sandbox, net)' runs before that check (a
     tunnel's set-up, testbed/tunnel.py) and may return a switch of its own
-    (an OvsSandbox) that close() stops first.  'net' is the Mininet object;
-    net['h1'] a host."""
+    (an OvsSandbox) that close() stops first.  The hosts run on the CPUs
+    the PMD threads do not own (EndHost.keep_to()), as a hypervisor's
+    guests, unless 'off_pmd_cpus' is false (for comparison: the kernel
+    then places them anywhere).  'net' is the Mininet object; net['h1'] a
+    host."""
 
-    def __init__(self, topo, sandbox=None, static_arp=False, prepare=None):
+    def __init__(self, topo, sandbox=None, static_arp=False, prepare=None,
+                 off_pmd_cpus=True):
         setLogLevel("warning")
         self.sb = sandbox or OvsSandbox()
         self.net = None
@@ -182,7 +186,7 @@ class AwafsNet:
             self.net.start()
             others = (set(range(os.cpu_count()))
                       - cpus_of(self.sb.pmd_cpu_mask))
-            if others:
+            if others and off_pmd_cpus:
                 for h in self.net.hosts:
                     h.keep_to(others)
             if prepare:
