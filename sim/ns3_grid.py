@@ -450,16 +450,16 @@ def size_section(out, pts, warmup_s=0.0):
     return "\n".join(lines) + "\n"
 
 
-def stalled_flows(out, point, warmup_s, part):
-    """The ids of the short flows of run 'point' (of a mix, of 'part')
-    that started 'warmup_s' or later and took over STALL_MS."""
+def short_fcts(out, point, warmup_s, part):
+    """{id: FCT} of the short flows of run 'point' (of a mix, of 'part')
+    that started 'warmup_s' or later and completed; {} if it is not
+    kept."""
     path = out / f"{tag(*point)}.csv.gz"
     if not path.exists():
-        return set()
-    return {r["id"] for r in read_flows(path)
+        return {}
+    return {r["id"]: r["fct_ms"] for r in read_flows(path)
             if r["start_s"] >= warmup_s and r.get("part") == part
-            and r["size"] <= SHORT_MAX and r["fct_ms"] is not None
-            and r["fct_ms"] > STALL_MS}
+            and r["size"] <= SHORT_MAX and r["fct_ms"] is not None}
 
 
 def stall_section(out, pts, warmup_s=0.0):
@@ -471,38 +471,41 @@ def stall_section(out, pts, warmup_s=0.0):
     FCTs summed over all the short flows; and how many of those flows took
     over STALL_MS under another scheme of the point too (the same flows
     run under every scheme): whether a stall belongs to the flow or is
-    chance."""
+    chance.  Each run's flows are read once."""
     groups = {}
     for w, load, s, seed in pts:
         groups.setdefault((w, load, s), []).append(seed)
-    stalled = {(w, load, s, part, seed): stalled_flows(
-                   out, (w, load, s, seed), warmup_s, part)
-               for w, load, s, seed in pts for part in parts(w)}
+    fcts = {(w, load, s, part, seed): short_fcts(out, (w, load, s, seed),
+                                                  warmup_s, part)
+            for w, load, s, seed in pts for part in parts(w)}
+    stalled = {k: {i for i, v in f.items() if v > STALL_MS}
+               for k, f in fcts.items()}
     rows = []
     for (w, load, s), seeds in groups.items():
+        others = {o for (ow, oload, o) in groups
+                  if (ow, oload) == (w, load) and o != s}
         for part in parts(w):
-            kept = point_flows(out, w, load, s, seeds, warmup_s, part)
-            if not kept or not kept[1]:
+            short = {seed: list(fcts[w, load, s, part, seed].values())
+                     for seed in seeds if fcts[w, load, s, part, seed]}
+            if not short:
                 continue
-            short = pooled(kept[1])
-            quick = {seed: [v for v in fcts if v <= STALL_MS]
-                     for seed, fcts in kept[1].items()}
-            quick = {seed: fcts for seed, fcts in quick.items() if fcts}
+            every = pooled(short)
+            quick = {seed: [v for v in f if v <= STALL_MS]
+                     for seed, f in short.items()}
+            quick = {seed: f for seed, f in quick.items() if f}
             mean, (lo, hi) = mean_ci(quick, interval_rng(
                 w, load, s, part, f"at most {STALL_MS} ms"))
-            slow = [v for v in short if v > STALL_MS]
+            slow = [v for v in every if v > STALL_MS]
             shared = sum(
                 len(stalled[w, load, s, part, seed]
                     & set().union(*(stalled[w, load, o, part, seed]
-                                    for o in {p[2] for p in pts
-                                              if p[:2] == (w, load)}
-                                    if o != s)))
+                                    for o in others)))
                 for seed in seeds)
             rows.append(markdown.row(
                 [part_name(w, part), f"{load * 100:.0f} %", s,
-                 f"{statistics.mean(short):.3f}",
+                 f"{statistics.mean(every):.3f}",
                  f"{mean:.3f} [{lo:.3f}, {hi:.3f}]", len(slow),
-                 f"{sum(slow) / len(short):.3f}", shared]))
+                 f"{sum(slow) / len(every):.3f}", shared]))
     if not rows:
         return ""
     return "\n".join(
