@@ -476,7 +476,7 @@ awafs_tb_init(struct awafs_tb *tb, uint64_t rate_bytes, uint64_t burst,
 {
     tb->rate = rate_bytes;
     tb->hz = hz ? hz : 1;
-    tb->tokens = INT64_MAX;
+    tb->tokens = INT64_MAX;     /* Full: awafs_tb_set_burst() caps it. */
     tb->last = now;
     tb->frac = 0;
     awafs_tb_set_burst(tb, burst);
