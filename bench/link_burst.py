@@ -22,27 +22,16 @@ DIR/link-burst.csv and DIR/link-burst.md (default bench/results)."""
 import argparse
 import csv
 import statistics
-import subprocess
-import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
-from testbed.net import cpus_of
 from testbed.ovs_sandbox import BIN, OvsSandbox
-from testbed.switch import null_flood, tx_packets, wait_until
-from testbed.traffic import WIRE_OVERHEAD
+from testbed.switch import (null_flood, pmd_cpu_taken, wait_until,
+                            wire_rate_share)
 
 REPO = Path(__file__).resolve().parent.parent
 SIZE, LINK, PERIOD_MS, WINDOWS = 1518, 10 ** 10, 2, 3
-HOG = """
-import sys, time
-busy, period = float(sys.argv[1]) / 1e6, float(sys.argv[2]) / 1e3
-while True:
-    end = time.perf_counter() + busy
-    while time.perf_counter() < end:
-        pass
-    time.sleep(period)
-"""
 
 
 def measure(vswitchd, busy_us):
@@ -52,25 +41,12 @@ def measure(vswitchd, busy_us):
         sb.set_awafs("p1", queues=2, mode="static", thresholds=10000)
         assert wait_until(lambda: int(sb.qos_show("p1")[2][1]
                                       ["dropped-packets"]) > 1000, 10)
-        hog = None
-        if busy_us:
-            hog = subprocess.Popen(
-                ["taskset", "-c", str(min(cpus_of(sb.pmd_cpu_mask))),
-                 sys.executable, "-c", HOG, str(busy_us), str(PERIOD_MS)])
-        try:
+        with (pmd_cpu_taken(sb, busy_us, PERIOD_MS) if busy_us
+              else nullcontext()):
             time.sleep(1)
-            shares = []
-            for _ in range(WINDOWS):
-                n0, t0 = tx_packets(sb, 2), time.monotonic()
-                time.sleep(2)
-                n1, t1 = tx_packets(sb, 2), time.monotonic()
-                shares.append((n1 - n0) / (LINK / 8 / (SIZE + WIRE_OVERHEAD)
-                                           * (t1 - t0)))
+            shares = [wire_rate_share(sb, 2, LINK, SIZE)
+                      for _ in range(WINDOWS)]
             details = sb.qos_show("p1")[1]
-        finally:
-            if hog:
-                hog.kill()
-                hog.wait()
     return (shares, details.get("link-burst-us", ""),
             details.get("held-gap-max-us", ""))
 

@@ -5,9 +5,12 @@ captured on awo0p."""
 
 import os
 import re
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
 
+from testbed.net import cpus_of
 from testbed.ovs_sandbox import OvsSandbox
 from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, VethPair,
                              parse_frame, tcp_frame)
@@ -31,25 +34,57 @@ def tx_packets(sb, ofport, bridge="br0"):
     return int(re.search(r"tx pkts=(\d+)", out).group(1))
 
 
-def wire_rate_shares(sb, ofport, rate, size, bridge="br0"):
+def wire_rate_share(sb, ofport, rate, size, bridge="br0"):
     """What OpenFlow port 'ofport' sends of 'rate' (bit/s of wire: each
     'size'-byte frame plus its WIRE_OVERHEAD bytes of preamble, inter-frame
-    gap and FCS), counted at the port over 2 s: up to six measurements,
-    until one is within 2 % under.  A PMD that another process preempts
-    for longer than the shaper's burst loses rate, never gains it, so each
-    one is a bound from above and the best one from below.  (Three were
-    too few once: 0.969-0.973 in a clean-clone CI run where the machine
-    was slow for a while, at least 0.98 in the runs before and after.)"""
+    gap and FCS), counted at the port over 2 s."""
+    n0, t0 = tx_packets(sb, ofport, bridge), time.monotonic()
+    time.sleep(2)
+    n1, t1 = tx_packets(sb, ofport, bridge), time.monotonic()
+    return (n1 - n0) / (rate / 8 / (size + WIRE_OVERHEAD) * (t1 - t0))
+
+
+def wire_rate_shares(sb, ofport, rate, size, bridge="br0"):
+    """wire_rate_share() up to six times, until one is within 2 % under.
+    A PMD that another process preempts for longer than the shaper's burst
+    loses rate, never gains it, so each one is a bound from above and the
+    best one from below.  (Three were too few once: 0.969-0.973 in a
+    clean-clone CI run where the machine was slow for a while, at least
+    0.98 in the runs before and after.)"""
     shares = []
     for _ in range(6):
-        n0, t0 = tx_packets(sb, ofport, bridge), time.monotonic()
-        time.sleep(2)
-        n1, t1 = tx_packets(sb, ofport, bridge), time.monotonic()
-        shares.append((n1 - n0)
-                      / (rate / 8 / (size + WIRE_OVERHEAD) * (t1 - t0)))
+        shares.append(wire_rate_share(sb, ofport, rate, size, bridge))
         if shares[-1] >= 0.98:
             break
     return shares
+
+
+# Busy for argv[1] us every argv[2] ms; for ever if argv[1] is 0.
+_BUSY = """
+import sys, time
+busy, period = float(sys.argv[1]) / 1e6, float(sys.argv[2]) / 1e3
+while True:
+    end = time.perf_counter() + busy
+    while not busy or time.perf_counter() < end:
+        pass
+    time.sleep(period)
+"""
+
+
+@contextmanager
+def pmd_cpu_taken(sb, busy_us=0, period_ms=2):
+    """A process on the CPU of the PMD of 'sb' while the block runs, which
+    the kernel lets take that CPU from the PMD, as another thread or a
+    hypervisor's would: busy all the time or, with 'busy_us', for that
+    long every 'period_ms'."""
+    proc = subprocess.Popen(
+        ["taskset", "-c", str(min(cpus_of(sb.pmd_cpu_mask))),
+         sys.executable, "-c", _BUSY, str(busy_us), str(period_ms)])
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def null_flood(sb, source="net_null0"):

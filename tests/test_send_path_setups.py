@@ -5,14 +5,11 @@ its own sandboxed switch (on AWAFS_TEST_VSWITCHD if set)."""
 
 import os
 import re
-import subprocess
-import sys
 import time
 
-from testbed.net import cpus_of
 from testbed.ovs_sandbox import REJECTED_QOS, OvsSandbox
-from testbed.switch import (null_flood, two_pmds_to, wait_until,
-                            wire_rate_shares)
+from testbed.switch import (null_flood, pmd_cpu_taken, two_pmds_to,
+                            wait_until, wire_rate_shares)
 from testbed.traffic import (WIRE_OVERHEAD, Capture, RawPort, VethPair,
                              parse_frame, tcp_frame)
 
@@ -179,16 +176,10 @@ def test_link_burst_covers_a_pmd_that_stays_away():
         assert wait_until(lambda: int(sb.qos_show("p1")[2][1]
                                       ["dropped-packets"]) > 1000, 10)
         assert 50 <= int(show()["link-burst-us"]) <= 1000
-        pmd_cpu = min(cpus_of(sb.pmd_cpu_mask))
-        hog = subprocess.Popen(["taskset", "-c", str(pmd_cpu),
-                                sys.executable, "-c", "while True: pass"])
-        try:
+        with pmd_cpu_taken(sb):
             assert wait_until(lambda: show()["link-burst-us"] == "1000", 10,
                               step=0.2), show()
             assert int(show()["held-gap-max-us"]) >= 1000
-        finally:
-            hog.kill()
-            hog.wait()
         # Two rounds without a wait of a millisecond: a slow machine's own
         # hiccups come now and then, so allow it 30 s.
         assert wait_until(lambda: int(show()["link-burst-us"]) < 1000, 30,
