@@ -45,8 +45,9 @@ i < j, data mining otherwise), each run with PIAS's thresholds of the
 workload in MIXES (data mining's and web search's: the testbed's) and
 awafs and auto from them; the summary has a row per workload of a mix, and
 for the shift how soon the learning schemes' thresholds followed it
-(follow_section(), from each run's threshold trace, kept as
-NAME.trace.csv.gz).
+(follow_section(), from each run's threshold trace).  Every run of a
+learning scheme keeps the trace of its thresholds at leaf 0's port toward
+host 0 as NAME.trace.csv.gz (runs kept before 2026-12-01 have none).
 
 The summary (OUT/summary.md, also printed) gives per point the mean FCT of
 the short flows (at most 100 kB, as the thesis counts them) pooled over
@@ -211,9 +212,8 @@ def run_point(out, common, point):
     if csv_gz.exists() and txt.exists():
         return False
     tmp = out / f"{name}.csv.tmp"
-    # The shift's learning schemes keep their thresholds' trace too.
-    trace = (out / f"{name}.trace.tmp"
-             if workload == "shift" and scheme in ADAPTIVE else None)
+    # The learning schemes keep their thresholds' trace too.
+    trace = out / f"{name}.trace.tmp" if scheme in ADAPTIVE else None
     s = run_ns3(*common, *workload_args(workload),
                 "--load", load, "--seed", seed,
                 *scheme_args(scheme, workload, load), flows_csv=tmp,
@@ -268,7 +268,8 @@ def checksums(out):
     same commit gives again, byte for byte (--verify)."""
     kept = read_checksums(out)
     kept.update({p.name[:-len(".gz")]: flows_digest(p)
-                 for p in out.glob("*.csv.gz")})
+                 for p in out.glob("*.csv.gz")
+                 if not p.name.endswith(".trace.csv.gz")})
     return "".join(f"{kept[name]}  {name}\n" for name in sorted(kept))
 
 

@@ -407,12 +407,16 @@ def test_the_grid_runs_each_point_once(tmp_path):
             "--schemes", "fifo,awafs",
             "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
     ns3_grid.main(list(map(str, args)))
-    kept = sorted(tmp_path.glob("*.csv.gz"))
+    kept = sorted(set(tmp_path.glob("*.csv.gz"))
+                  - set(tmp_path.glob("*.trace.csv.gz")))
     assert [p.name for p in kept] == [
         f"cache-load50-{s}-seed{n}.csv.gz"
         for s in ("awafs", "fifo") for n in (1, 2)]
     mtimes = [p.stat().st_mtime_ns for p in kept]
     digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in kept]
+    # The learning scheme's runs keep their thresholds' trace; FIFO none.
+    assert sorted(p.name for p in tmp_path.glob("*.trace.csv.gz")) == [
+        f"cache-load50-awafs-seed{n}.trace.csv.gz" for n in (1, 2)]
     # Each run's summary line beside its flows, without them.
     line = (tmp_path / "cache-load50-awafs-seed1.txt").read_text()
     assert "short_mean_ms=" in line and "rows=" not in line
