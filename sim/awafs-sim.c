@@ -9,6 +9,10 @@
  * random numbers, so every window holds a near-exact picture of the
  * distribution and runs are deterministic.
  *
+ * With --predict it simulates nothing: it prints what the FCT model of
+ * percentiles=auto predicts of given threshold sets for the CDF itself at
+ * the --auto load, beside the model's own optima.
+ *
  * Run with --help for the options. */
 
 #include "awafs.h"
@@ -23,6 +27,8 @@
 
 #define MAX_POINTS 256
 #define GOLDEN 0.6180339887498949
+#define MAX_PREDICT 16          /* Threshold sets --predict takes. */
+#define PREDICT_FLOWS 100000    /* Flows --predict draws from the CDF. */
 
 struct workload {
     const char *name;
@@ -152,7 +158,74 @@ usage(void)
            "  --memory              print the per-port memory and exit\n"
            "  --auto LOAD           percentiles=auto: the FCT model's\n"
            "                        thresholds for the window, at port load\n"
-           "                        LOAD in (0, 1)\n");
+           "                        LOAD in (0, 1)\n"
+           "  --predict T1,T2,...   simulate nothing: print what the model\n"
+           "                        predicts of these thresholds (repeat for\n"
+           "                        more sets) for the --workload CDF at the\n"
+           "                        --auto load, and the model's optima\n");
+}
+
+/* One line of --predict: the set 'name' and what the model predicts of it,
+ * in byte times (the time the port takes to send a byte). */
+static void
+print_prediction(const char *name, const struct awafs_fct_plan *plan)
+{
+    printf("%-14s %14.0f %14.0f  ", name, plan->mean, plan->short_mean);
+    for (uint32_t q = 0; q + 1 < plan->n_queues; q++) {
+        printf("%s%"PRIu64, q ? "," : "", plan->thr[q]);
+    }
+    printf("\n");
+}
+
+/* --predict: the model's mean FCT of all flows and of the short ones for
+ * 'n_sets' threshold sets 'sets' of 'queues' queues, for 'w' itself (drawn
+ * at PREDICT_FLOWS evenly spaced probabilities) at 'load', and the sets
+ * that minimise each of the two. */
+static void
+predict(const struct workload *w, uint32_t queues, double load,
+        uint64_t sets[][AWAFS_MAX_THRESHOLDS], int n_sets)
+{
+    static struct awafs_fct_point points[PREDICT_FLOWS];
+    const uint64_t short_size = AWAFS_FCT_SHORT_SIZE;
+    uint64_t thr[AWAFS_MAX_THRESHOLDS];
+    struct awafs_fct_plan plan;
+    size_t n = 0;
+
+    /* Ascending, as sample() is in its probability. */
+    for (int i = 0; i < PREDICT_FLOWS; i++) {
+        uint64_t size = sample(w, (i + 0.5) / PREDICT_FLOWS);
+
+        if (n && points[n - 1].size == size) {
+            points[n - 1].count++;
+        } else {
+            points[n++] = (struct awafs_fct_point) { size, 1 };
+        }
+    }
+    printf("FCT model of %s at load %.2f, %"PRIu32" queues, short flows up "
+           "to %"PRIu64" B; FCTs in byte times\n", w->name, load, queues,
+           short_size);
+    printf("%-14s %14s %14s  %s\n", "set", "mean", "short mean",
+           "thresholds (bytes)");
+    if (!awafs_fct_solve(AWAFS_FCT_MLFQ, short_size, points, n, queues,
+                         load, &plan)) {
+        die("the model has nothing to weigh", NULL);
+    }
+    /* The same set under the model that also says its short flows'. */
+    memcpy(thr, plan.thr, sizeof thr);
+    awafs_fct_evaluate(AWAFS_FCT_MLFQ_SHORT, short_size, points, n, queues,
+                       load, thr, &plan);
+    print_prediction("optimum fct", &plan);
+    awafs_fct_solve(AWAFS_FCT_MLFQ_SHORT, short_size, points, n, queues,
+                    load, &plan);
+    print_prediction("optimum short", &plan);
+    for (int i = 0; i < n_sets; i++) {
+        char name[16];
+
+        awafs_fct_evaluate(AWAFS_FCT_MLFQ_SHORT, short_size, points, n,
+                           queues, load, sets[i], &plan);
+        snprintf(name, sizeof name, "set %d", i + 1);
+        print_prediction(name, &plan);
+    }
 }
 
 int
@@ -161,7 +234,7 @@ main(int argc, char *argv[])
     enum { OPT_QUEUES = 256, OPT_PCT, OPT_THR, OPT_STATIC, OPT_WINDOW,
            OPT_INTERVAL, OPT_MIN, OPT_RATE, OPT_DURATION, OPT_MICRO,
            OPT_WORKLOAD, OPT_SHIFT_TO, OPT_SHIFT_AT, OPT_CSV, OPT_MEMORY,
-           OPT_WINDOW_TYPE, OPT_AUTO, OPT_HELP };
+           OPT_WINDOW_TYPE, OPT_AUTO, OPT_PREDICT, OPT_HELP };
     static const struct option long_opts[] = {
         { "queues", required_argument, NULL, OPT_QUEUES },
         { "percentiles", required_argument, NULL, OPT_PCT },
@@ -180,6 +253,7 @@ main(int argc, char *argv[])
         { "memory", no_argument, NULL, OPT_MEMORY },
         { "window-type", required_argument, NULL, OPT_WINDOW_TYPE },
         { "auto", required_argument, NULL, OPT_AUTO },
+        { "predict", required_argument, NULL, OPT_PREDICT },
         { "help", no_argument, NULL, OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
@@ -193,6 +267,8 @@ main(int argc, char *argv[])
     bool csv = false, is_static = false, memory = false, hist = false;
     int64_t window_ms = 250, interval_ms = 200, min_samples = 20;
     double load = 0;            /* With --auto: in (0, 1). */
+    const char *predict_args[MAX_PREDICT];
+    int n_predict = 0;
     int opt;
 
     while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -224,6 +300,12 @@ main(int argc, char *argv[])
                 die("--auto needs a load in (0, 1)", optarg);
             }
             break;
+        case OPT_PREDICT:
+            if (n_predict == MAX_PREDICT) {
+                die("too many --predict sets", optarg);
+            }
+            predict_args[n_predict++] = optarg;
+            break;
         case OPT_HELP: usage(); return 0;
         default: usage(); return 2;
         }
@@ -251,6 +333,28 @@ main(int argc, char *argv[])
     }
     if (rate <= 0) {
         die("--rate must be positive", NULL);
+    }
+    if (n_predict) {
+        uint64_t sets[MAX_PREDICT][AWAFS_MAX_THRESHOLDS];
+
+        if (!(load > 0) || queues < AWAFS_MIN_QUEUES
+            || queues > AWAFS_MAX_QUEUES) {
+            die("--predict needs --auto LOAD and 2 to 8 --queues", NULL);
+        }
+        for (int i = 0; i < n_predict; i++) {
+            if (parse_list(predict_args[i], 1, sets[i], NULL,
+                           AWAFS_MAX_THRESHOLDS) != (int) queues - 1) {
+                die("--predict needs queues - 1 values", predict_args[i]);
+            }
+            for (uint32_t q = 1; q + 1 < queues; q++) {
+                if (sets[i][q] < sets[i][q - 1]) {
+                    die("--predict's thresholds must not decrease",
+                        predict_args[i]);
+                }
+            }
+        }
+        predict(&first, queues, load, sets, n_predict);
+        return 0;
     }
 
     awafs_config_default(&cfg, queues);

@@ -59,6 +59,54 @@ def test_auto_needs_a_load_below_one(load):
     assert "--auto needs a load in (0, 1)" in out.stderr
 
 
+def predict(*args):
+    """awafs-sim --predict's sets: {name: (mean, short mean, thresholds)}."""
+    out = subprocess.run([SIM, *map(str, args)], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out[1].split()[:2] == ["set", "mean"]
+    rows = {}
+    for line in out[2:]:
+        name, rest = line[:14].strip(), line[14:].split()
+        rows[name] = (float(rest[0]), float(rest[1]),
+                      [int(t) for t in rest[2].split(",")])
+    return rows
+
+
+def test_predict_weighs_sets_by_the_model():
+    """--predict: the FCT model of percentiles=auto on the micro mix at
+    80 % load, 2 queues.  Its optimum separates the two sizes; no set beats
+    the optimum of each objective on that objective; one queue for all
+    (a threshold above both sizes) makes the 10 kB flows wait behind the
+    1000 kB ones, and demoting them after 5 kB makes them share the lower
+    queue with the rest of the 1000 kB flows."""
+    rows = predict("--micro", "--queues", 2, "--auto", 0.8,
+                   "--predict", 5000, "--predict", 2000000)
+    assert list(rows) == ["optimum fct", "optimum short", "set 1", "set 2"]
+    assert 10000 <= rows["optimum fct"][2][0] < 1000000
+    assert rows["set 1"][2] == [5000] and rows["set 2"][2] == [2000000]
+    for name, (mean, short, _) in rows.items():
+        assert mean >= rows["optimum fct"][0] * (1 - 1e-9), name
+        assert short >= rows["optimum short"][1] * (1 - 1e-9), name
+    # The short flows: 10 kB is 10,000 byte times alone.
+    assert 10000 < rows["optimum short"][1] < 2 * 10000
+    assert rows["set 2"][1] > 3 * rows["optimum short"][1]
+    assert rows["set 1"][1] > 2 * rows["optimum short"][1]
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--predict", "1000"], "--predict needs --auto LOAD"),
+    (["--auto", "0.5", "--predict", "1000,2000"],
+     "--predict needs queues - 1 values"),
+    (["--auto", "0.5", "--queues", 3, "--predict", "2000,1000"],
+     "--predict's thresholds must not decrease"),
+])
+def test_predict_refuses_what_it_cannot_weigh(args, error):
+    out = subprocess.run([SIM, "--micro", *map(str, args)],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert error in out.stderr
+
+
 def test_static_mode_never_moves():
     rows = run_sim("--micro", "--queues", 2, "--thresholds", 1000,
                    "--static", "--duration-ms", 1000)
