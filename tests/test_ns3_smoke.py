@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from sim.ns3_eval import NS3, SCHEMES, run_ns3
+from sim.ns3_eval import NS3, SCHEMES, read_csv, run_ns3
 from sim.ns3_tfs import BACKGROUND
 from testbed.workload import load_cdf, workloads_dir
 
@@ -289,6 +289,7 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
      "--objective must be fct, slowdown, short or pias"),
     (["--scheme", "awafs", "--objective", "slowdown"],
      "objective: only with percentiles auto"),
+    (["--waits-csv", "w.csv"], "--waits-csv is not an option of the star"),
 ])
 def test_a_bad_argument_is_refused(args, says):
     proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,
@@ -377,6 +378,41 @@ def test_leaf_spine_srpt_beats_fifo_on_short_flows(ls_runs):
     # srpt's ports have no thresholds and complete no messages.
     assert ls_runs["srpt"]["thresholds"] == []
     assert ls_runs["srpt"]["completions"] == 0
+
+
+def test_waits_are_counted_per_hop_and_queue(ls_runs, tmp_path):
+    """--waits-csv: recording changes no flow; each packet a sender sent
+    leaves one switch queue per hop of its path (1 within a leaf, 3 across
+    a spine; no packet was dropped); with PIAS's thresholds at 10,240 B the
+    10 kB flows wait in queue 0 only, the 1 MB ones in every queue (their
+    bytes pass all three thresholds)."""
+    waits_csv = tmp_path / "waits.csv"
+    r = run_ns3(*LEAF_SPINE, "--flows", LS_FLOWS, "--seed", 2,
+                *LS_SCHEMES["pias"], "--waits-csv", waits_csv,
+                flows_csv=tmp_path / "flows.csv")
+    assert r["rows"] == ls_runs["pias"]["rows"]
+    assert r["drops"] == r["host_drops"] == 0
+    flows = {row["id"]: row for row in r["rows"]}
+    waits = read_csv(waits_csv)
+    assert len(waits) == LS_FLOWS
+    assert list(waits[0])[-2:] == ["q3_packets", "q3_wait_us"]  # 4 queues.
+    waited = 0
+    for w in waits:
+        f = flows[int(w["id"])]
+        packets = [int(w[f"q{q}_packets"]) for q in range(4)]
+        hops = 1 if f["sender"] // 4 == f["receiver"] // 4 else 3
+        # Its data segments, and SYN, FIN and ACKs of its own.
+        assert int(w["nic_packets"]) > f["size"] // 1448, w
+        assert sum(packets) == hops * int(w["nic_packets"]), (f, w)
+        if f["size"] == SHORT:
+            assert packets[1:4] == [0] * 3, w
+        else:
+            assert all(packets[:4]), w
+        us = [float(w["nic_wait_us"])] + [float(w[f"q{q}_wait_us"])
+                                          for q in range(4)]
+        assert min(us) >= 0
+        waited += sum(us) > 0
+    assert waited > LS_FLOWS // 2
 
 
 def test_leaf_spine_port_learns_the_short_size(tmp_path):

@@ -261,6 +261,109 @@ BytesLeft(uint32_t id)
     return f.received < f.size ? f.size - f.received : 0;
 }
 
+/* ---- Where packets wait (--waits-csv) ---------------------------------- */
+
+/* Of one flow's packets (not its ACKs): how many left its sender's NIC and
+ * each queue of the switch ports on its path, and their waits there, in
+ * microseconds. */
+struct FlowWaits {
+    uint64_t nic_packets = 0;
+    double nic_us = 0;
+    uint64_t packets[AWAFS_MAX_QUEUES] = {};
+    double us[AWAFS_MAX_QUEUES] = {};
+};
+
+std::vector<FlowWaits> g_waits;     /* By flow id. */
+
+/* The flow whose sender sent 'item' (not an ACK of its receiver), or
+ * NO_FLOW. */
+uint32_t
+SenderFlowOf(Ptr<const QueueDiscItem> item)
+{
+    Ptr<const Ipv4QueueDiscItem> ip
+        = DynamicCast<const Ipv4QueueDiscItem>(item);
+    FiveTuple t;
+
+    if (!ip) {
+        return SrptQueueDisc::NO_FLOW;
+    }
+    t = TupleOf(ip->GetHeader(), ip->GetPacket());
+    return t.dport == PORT ? FlowOf(t) : SrptQueueDisc::NO_FLOW;
+}
+
+/* How long 'item', just dequeued, waited in its queue disc. */
+double
+WaitUs(Ptr<const QueueDiscItem> item)
+{
+    return (Simulator::Now() - item->GetTimeStamp()).GetSeconds() * 1e6;
+}
+
+void
+NicDeparture(Ptr<const QueueDiscItem> item, int)
+{
+    uint32_t id = SenderFlowOf(item);
+
+    if (id != SrptQueueDisc::NO_FLOW) {
+        g_waits[id].nic_packets++;
+        g_waits[id].nic_us += WaitUs(item);
+    }
+}
+
+/* A switch port's departure from queue 'q' (srpt's ports: 0). */
+void
+PortDeparture(Ptr<const QueueDiscItem> item, int q)
+{
+    uint32_t id = SenderFlowOf(item);
+
+    if (id != SrptQueueDisc::NO_FLOW && q >= 0) {
+        g_waits[id].packets[q]++;
+        g_waits[id].us[q] += WaitUs(item);
+    }
+}
+
+/* Records where the packets of every flow wait, in the hosts' 'nics' and
+ * the switches' 'ports'. */
+void
+RecordWaits(const std::vector<Ptr<QueueDisc>> &ports,
+            const std::vector<Ptr<QueueDisc>> &nics)
+{
+    for (const Ptr<QueueDisc> &q : nics) {
+        q->TraceConnectWithoutContext("Departure",
+                                      MakeCallback(&NicDeparture));
+    }
+    for (const Ptr<QueueDisc> &q : ports) {
+        q->TraceConnectWithoutContext("Departure",
+                                      MakeCallback(&PortDeparture));
+    }
+}
+
+bool
+WriteWaits(const std::string &path, uint32_t queues)
+{
+    std::ofstream out(path);
+
+    out << "id,nic_packets,nic_wait_us";
+    for (uint32_t q = 0; q < queues; q++) {
+        out << ",q" << q << "_packets,q" << q << "_wait_us";
+    }
+    out << "\n";
+    for (size_t id = 0; id < g_waits.size(); id++) {
+        const FlowWaits &w = g_waits[id];
+        char field[64];
+
+        snprintf(field, sizeof field, "%zu,%" PRIu64 ",%.3f", id,
+                 w.nic_packets, w.nic_us);
+        out << field;
+        for (uint32_t q = 0; q < queues; q++) {
+            snprintf(field, sizeof field, ",%" PRIu64 ",%.3f", w.packets[q],
+                     w.us[q]);
+            out << field;
+        }
+        out << "\n";
+    }
+    return (bool) out;
+}
+
 double
 Mean(const std::vector<double> &v)
 {
@@ -733,6 +836,9 @@ main(int argc, char **argv)
         ports = (fat_tree ? BuildFatTree(o, thresholds, &ecmp, &nics)
                  : BuildLeafSpine(o, thresholds, &ecmp, &nics));
         disc = DynamicCast<AwafsQueueDisc>(ports[0]);
+        if (!o.waits_csv.empty()) {
+            RecordWaits(ports, nics);
+        }
     }
 
     /* The receivers accept every flow on one port. */
@@ -870,6 +976,7 @@ main(int argc, char **argv)
         bound_bytes = o.flows * std::max(mean_size, second_mean);
     }
     Simulator::Stop(Seconds(t + 10 + bound_bytes * 8 * 10 / capacity));
+    g_waits.resize(g_run.flows.size());
     Simulator::Run();
 
     double sim_s = Simulator::Now().GetSeconds();
@@ -935,6 +1042,11 @@ main(int argc, char **argv)
                     o.trace_csv.c_str());
             return 1;
         }
+    }
+
+    if (!o.waits_csv.empty() && !WriteWaits(o.waits_csv, o.queues)) {
+        fprintf(stderr, "awafs-ns3: cannot write %s\n", o.waits_csv.c_str());
+        return 1;
     }
 
     uint64_t drops = 0, marks = 0;

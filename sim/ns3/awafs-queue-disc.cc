@@ -214,7 +214,12 @@ AwafsQueueDisc::GetTypeId()
                           "source names.",
                           UintegerValue(1),
                           MakeUintegerAccessor(&AwafsQueueDisc::m_seed),
-                          MakeUintegerChecker<uint64_t>());
+                          MakeUintegerChecker<uint64_t>())
+            .AddTraceSource("Departure",
+                            "A packet dequeued, and the queue it left.",
+                            MakeTraceSourceAccessor(
+                                &AwafsQueueDisc::m_departure),
+                            "ns3::AwafsQueueDisc::DepartureCallback");
     return tid;
 }
 
@@ -666,8 +671,15 @@ AwafsQueueDisc::DoDequeue()
     if (!awafs_sched_peek(m_sched, &pkt, 1, budget, Ticks())) {
         return nullptr;
     }
-    awafs_sched_commit(m_sched, 1);
-    item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+    if (m_departure.IsEmpty()) {
+        awafs_sched_commit(m_sched, 1);
+        item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+    } else {
+        int q = CommitRecording();
+
+        item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+        m_departure(item, q);
+    }
     if (rate) {
         awafs_tb_consume(&m_shaper,
                          std::max<uint32_t>(AWAFS_ETH_MIN_FRAME,
@@ -675,6 +687,28 @@ AwafsQueueDisc::DoDequeue()
                          + AWAFS_WIRE_OVERHEAD);
     }
     return item;
+}
+
+/* awafs_sched_commit() of the one packet peeked: returns its queue, the one
+ * whose sent packets it counts. */
+int
+AwafsQueueDisc::CommitRecording()
+{
+    uint64_t before[AWAFS_MAX_QUEUES];
+    struct awafs_queue_stats qs;
+
+    for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
+        awafs_sched_get_queue_stats(m_sched, q, &qs);
+        before[q] = qs.tx_packets;
+    }
+    awafs_sched_commit(m_sched, 1);
+    for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
+        awafs_sched_get_queue_stats(m_sched, q, &qs);
+        if (qs.tx_packets != before[q]) {
+            return q;
+        }
+    }
+    return -1;
 }
 
 void

@@ -32,6 +32,7 @@ extern "C" {
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
 #include "ns3/queue-disc.h"
+#include "ns3/traced-callback.h"
 #include "ns3/tag.h"
 
 #include <cstdint>
@@ -98,6 +99,9 @@ class AwafsQueueDisc : public ns3::QueueDisc
     uint32_t NQueues() const { return m_cfg.n_queues; }
     uint64_t Completions() const { return m_completions; }
     void GetFlowtabStats(struct awafs_flowtab_stats *) const;
+    /* The "Departure" trace source's: a packet dequeued, and its queue. */
+    typedef void (*DepartureCallback)(ns3::Ptr<const ns3::QueueDiscItem>,
+                                      int);
 
   private:
     bool DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) override;
@@ -116,6 +120,7 @@ class AwafsQueueDisc : public ns3::QueueDisc
     void Complete(int64_t now_us, uint64_t size, const uint8_t src[16]);
     void Recalculate();
     void Sweep();
+    int CommitRecording();
     double MeasureLoad(int64_t now_us);
     static uint32_t Ticks();
 
@@ -163,6 +168,8 @@ class AwafsQueueDisc : public ns3::QueueDisc
     struct awafs_load m_load;
     std::vector<AwafsRound> m_rounds;
     ns3::EventId m_recalcEvent, m_sweepEvent;
+    ns3::TracedCallback<ns3::Ptr<const ns3::QueueDiscItem>, int>
+        m_departure;
 };
 
 #endif /* awafs-queue-disc.h */

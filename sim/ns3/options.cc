@@ -150,6 +150,11 @@ const char USAGE[] =
     "  --trace-csv FILE   every recalculation round: time_s,version,window,\n"
     "                     load,thr1[,thr2...] (a fabric: of its first edge\n"
     "                     switch's port toward host 0)\n"
+    "  --waits-csv FILE   a fabric: where each flow's packets waited (not\n"
+    "                     its ACKs): id,nic_packets,nic_wait_us (in its\n"
+    "                     sender's NIC), then q0_packets,q0_wait_us ... for\n"
+    "                     each queue of the switch ports on its path (srpt:\n"
+    "                     all in q0); a wait is from arrival to dequeue\n"
     "\n"
     "Prints one line: the scheme, flows completed, short and long mean FCT,\n"
     "the final thresholds, simulated and wall seconds.  Exit status 2 on a\n"
@@ -428,6 +433,8 @@ ParseOptions(int argc, char **argv)
             o.flows_csv = value;
         } else if (name == "trace-csv") {
             o.trace_csv = value;
+        } else if (name == "waits-csv") {
+            o.waits_csv = value;
         } else {
             Usage("unknown option --" + name);
         }
@@ -453,6 +460,7 @@ ParseOptions(int argc, char **argv)
             {"ecmp", {"leaf-spine", "fat-tree"}},
             {"pair-workload", {"leaf-spine", "fat-tree"}},
             {"nic-buffer", {"leaf-spine", "fat-tree"}},
+            {"waits-csv", {"leaf-spine", "fat-tree"}},
         };
         auto it = only.find(name);
 

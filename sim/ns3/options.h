@@ -76,6 +76,7 @@ struct Options {
     bool source_budgets = false;
     std::string flows_csv;
     std::string trace_csv;
+    std::string waits_csv;
 };
 
 /* Prints 'msg' on stderr, as a bad argument's reason, and exits with

@@ -48,7 +48,12 @@ SrptQueueDisc::GetTypeId()
                           "many packets queued (0: off).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&SrptQueueDisc::m_ecnThreshold),
-                          MakeUintegerChecker<uint32_t>());
+                          MakeUintegerChecker<uint32_t>())
+            .AddTraceSource("Departure",
+                            "A packet dequeued, and the queue it left (0).",
+                            MakeTraceSourceAccessor(
+                                &SrptQueueDisc::m_departure),
+                            "ns3::SrptQueueDisc::DepartureCallback");
     return tid;
 }
 
@@ -141,5 +146,6 @@ SrptQueueDisc::DoDequeue()
         m_held.erase(best);
     }
     m_count--;
+    m_departure(item, 0);
     return item;
 }

@@ -28,6 +28,7 @@
 #include "five-tuple.h"
 
 #include "ns3/queue-disc.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <deque>
@@ -49,6 +50,10 @@ class SrptQueueDisc : public ns3::QueueDisc
     typedef std::function<uint32_t(const FiveTuple &)> FlowOf;
     typedef std::function<uint64_t(uint32_t)> BytesLeft;
     static const uint32_t NO_FLOW = UINT32_MAX;
+    /* The "Departure" trace source's: a packet dequeued, and its queue (0,
+     * the one this disc has). */
+    typedef void (*DepartureCallback)(ns3::Ptr<const ns3::QueueDiscItem>,
+                                      int);
 
     static ns3::TypeId GetTypeId();
     SrptQueueDisc() : ns3::QueueDisc(ns3::QueueDiscSizePolicy::NO_LIMITS) {}
@@ -68,6 +73,8 @@ class SrptQueueDisc : public ns3::QueueDisc
     BytesLeft m_left;
     std::map<uint32_t, std::deque<ns3::Ptr<ns3::QueueDiscItem>>> m_held;
     uint32_t m_count = 0;
+    ns3::TracedCallback<ns3::Ptr<const ns3::QueueDiscItem>, int>
+        m_departure;
 };
 
 #endif /* srpt-queue-disc.h */
