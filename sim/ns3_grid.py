@@ -47,7 +47,8 @@ awafs and auto from them; the summary has a row per workload of a mix, and
 for the shift how soon the learning schemes' thresholds followed it
 (follow_section(), from each run's threshold trace).  Every run of a
 learning scheme keeps the trace of its thresholds at leaf 0's port toward
-host 0 as NAME.trace.csv.gz (runs kept before 2026-12-01 have none).
+host 0 as NAME.trace.csv.gz (runs kept before 2026-12-01 have none);
+sim/ns3_waits.py keeps where a run's packets waited as NAME.waits.csv.gz.
 
 The summary (OUT/summary.md, also printed) gives per point the mean FCT of
 the short flows (at most 100 kB, as the thesis counts them) pooled over
@@ -269,7 +270,7 @@ def checksums(out):
     kept = read_checksums(out)
     kept.update({p.name[:-len(".gz")]: flows_digest(p)
                  for p in out.glob("*.csv.gz")
-                 if not p.name.endswith(".trace.csv.gz")})
+                 if not p.name.endswith((".trace.csv.gz", ".waits.csv.gz"))})
     return "".join(f"{kept[name]}  {name}\n" for name in sorted(kept))
 
 

@@ -9,6 +9,7 @@ once; no flow beats its bytes at the link rate; static thresholds never
 move; RefPct 10 and the FCT model both learn the short size; short flows
 finish sooner than under FIFO; DCTCP's packets are marked at the port."""
 
+import gzip
 import hashlib
 import re
 import subprocess
@@ -413,6 +414,40 @@ def test_waits_are_counted_per_hop_and_queue(ls_runs, tmp_path):
         assert min(us) >= 0
         waited += sum(us) > 0
     assert waited > LS_FLOWS // 2
+
+
+def test_the_waits_of_a_kept_run_are_of_its_flows(tmp_path):
+    """sim/ns3_waits.py runs a kept grid run again with its waits: kept
+    beside it when its flows come out the same, out of the grid's
+    checksums; refused, and nothing kept, when they do not."""
+    from sim import ns3_grid, ns3_waits
+
+    args = ["--out", str(tmp_path), "--flows", 20, "--seeds", 1,
+            "--workloads", "cache", "--loads", "0.5",
+            "--schemes", "fifo,srpt",
+            "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
+    ns3_grid.main(list(map(str, args)))
+    checksums = (tmp_path / "flows.sha256").read_text()
+    ns3_waits.main(["--out", str(tmp_path), "--runs",
+                    "cache-load50-fifo-seed1"])
+    assert (tmp_path / "cache-load50-fifo-seed1.waits.csv.gz").exists()
+    report = (tmp_path / "waits.md").read_text()
+    assert "| cache-load50-fifo-seed1 | long |" in report
+    # FIFO's thresholds put every packet in queue 0.
+    by_queue = report.splitlines()[-1].split(" | ")
+    assert by_queue[1].endswith("(100 %)") and by_queue[2] == "-"
+    ns3_grid.main(list(map(str, args + ["--summary-only"])))
+    assert (tmp_path / "flows.sha256").read_text() == checksums
+    # A kept run that this commit does not give again.
+    kept = tmp_path / "cache-load50-srpt-seed1.csv.gz"
+    with gzip.open(kept, "rt") as f:
+        lines = f.read().splitlines()
+    with gzip.open(kept, "wt") as f:
+        f.write("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(RuntimeError, match="differ"):
+        ns3_waits.main(["--out", str(tmp_path), "--runs",
+                        "cache-load50-srpt-seed1"])
+    assert not (tmp_path / "cache-load50-srpt-seed1.waits.csv.gz").exists()
 
 
 def test_leaf_spine_port_learns_the_short_size(tmp_path):
