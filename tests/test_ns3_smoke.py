@@ -291,6 +291,7 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
     (["--scheme", "awafs", "--objective", "slowdown"],
      "objective: only with percentiles auto"),
     (["--waits-csv", "w.csv"], "--waits-csv is not an option of the star"),
+    (["--nic-queue", "port"], "--nic-queue is not an option of the star"),
 ])
 def test_a_bad_argument_is_refused(args, says):
     proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,
@@ -414,6 +415,39 @@ def test_waits_are_counted_per_hop_and_queue(ls_runs, tmp_path):
         assert min(us) >= 0
         waited += sum(us) > 0
     assert waited > LS_FLOWS // 2
+
+
+def nic_waits(waits_csv, flows, size):
+    """The mean wait (µs) of a packet of the flows of 'size' bytes in their
+    senders' NICs."""
+    ws = [w for w in read_csv(waits_csv)
+          if flows[int(w["id"])]["size"] == size]
+    return (sum(float(w["nic_wait_us"]) for w in ws)
+            / sum(int(w["nic_packets"]) for w in ws))
+
+
+def test_nic_queue_port_runs_the_scheme_at_the_hosts(ls_runs, tmp_path):
+    """--nic-queue port: each host's NIC runs PIAS's thresholds as the
+    ports do, so that a 10 kB flow's packets no longer queue behind the
+    1 MB flows their sender sends (the FIFO NIC's wait), and the short
+    flows finish sooner; the same flows arrive, and all complete."""
+    runs = {}
+    for nic in ("fifo", "port"):
+        r = run_ns3(*LEAF_SPINE, "--flows", LS_FLOWS, "--seed", 2,
+                    *LS_SCHEMES["pias"], "--nic-queue", nic,
+                    "--waits-csv", tmp_path / f"{nic}.csv",
+                    flows_csv=tmp_path / f"{nic}-flows.csv")
+        assert r["completed"] == LS_FLOWS
+        runs[nic] = r
+    # The default is what the runs without the option do.
+    assert runs["fifo"]["rows"] == ls_runs["pias"]["rows"]
+    assert ([row["start_s"] for row in runs["port"]["rows"]]
+            == [row["start_s"] for row in runs["fifo"]["rows"]])
+    flows = {row["id"]: row for row in runs["fifo"]["rows"]}
+    fifo = nic_waits(tmp_path / "fifo.csv", flows, SHORT)
+    port = nic_waits(tmp_path / "port.csv", flows, SHORT)
+    assert port < fifo / 2, (port, fifo)
+    assert runs["port"]["short_mean_ms"] < runs["fifo"]["short_mean_ms"]
 
 
 def test_the_waits_of_a_kept_run_are_of_its_flows(tmp_path):
@@ -689,6 +723,8 @@ def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
     (["--tardy", "sometimes"], "--tardy must be off, tfs or tfs+"),
     (["--source-budgets", "on", "--trust", "host"], "--source-budgets: "),
     (["--source-budgets", "yes"], "--source-budgets must be on or off"),
+    (["--topology", "leaf-spine", "--nic-queue", "hypervisor"],
+     "--nic-queue must be fifo or port, not 'hypervisor'"),
 ])
 def test_a_bad_fabric_argument_is_refused(args, says):
     proc = subprocess.run([str(NS3), *args], capture_output=True, text=True,

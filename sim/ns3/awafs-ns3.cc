@@ -428,11 +428,12 @@ QueryMeans(uint32_t *done)
 }
 
 /* The port of one switch as the scheme configures it (testbed/micro.py
- * SCHEMES): 'thresholds' fixed or initial, at 'rate_bps'; exits with the
- * usage message if the core refuses the configuration. */
+ * SCHEMES): 'thresholds' fixed or initial, at 'rate_bps', holding 'buffer'
+ * packets; exits with the usage message if the core refuses the
+ * configuration. */
 Ptr<AwafsQueueDisc>
 MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
-          uint64_t seed)
+          uint32_t buffer, uint64_t seed)
 {
     Ptr<AwafsQueueDisc> disc = CreateObject<AwafsQueueDisc>();
     std::string err;
@@ -452,7 +453,7 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("IntervalMs", UintegerValue(o.interval_ms));
     disc->SetAttribute("MinSamples", UintegerValue(o.min_samples));
     disc->SetAttribute("WindowType", StringValue(o.window_type));
-    disc->SetAttribute("Buffer", UintegerValue(o.buffer));
+    disc->SetAttribute("Buffer", UintegerValue(buffer));
     disc->SetAttribute("EcnThreshold", UintegerValue(o.ecn_threshold));
     disc->SetAttribute("EcnPerQueue", BooleanValue(o.ecn_mode == "queue"));
     disc->SetAttribute("FlowTableSize", UintegerValue(o.flow_table_size));
@@ -557,7 +558,9 @@ Iface(Ptr<NetDevice> dev)
  * NICs, as fast as their switch's port, hold a sender's window when its
  * flows share them: they mark as the switches do (else DCTCP's windows grow
  * until they drop, and a lost SYN costs a flow 3 s), drop-tail FIFOs of
- * --nic-buffer packets, or SRPT with srpt (as pFabric's hosts). */
+ * --nic-buffer packets, or SRPT with srpt (as pFabric's hosts); with
+ * --nic-queue port, each its own instance of the scheme as a switch port
+ * (the uplink of a hypervisor's OVS with AWAFS). */
 class Fabric
 {
   public:
@@ -594,8 +597,15 @@ class Fabric
         d = m_p2p.Install(host, edge);
         ifc = Assign(d, 10, pod, slot);
         g_run.addrs.push_back(ifc.GetAddress(0));
-        m_nics->push_back(MakeSrpt(m_o, m_o.scheme == "srpt",
-                                   m_o.nic_buffer));
+        if (m_o.nic_queue == "port" && m_o.scheme != "srpt") {
+            /* Keys apart from the ports' (below 2^19 of them). */
+            m_nics->push_back(MakeAwafs(
+                m_o, m_thresholds, m_o.rate_bps, m_o.nic_buffer,
+                (m_o.seed << 20) + (1 << 19) + m_nics->size()));
+        } else {
+            m_nics->push_back(MakeSrpt(m_o, m_o.scheme == "srpt",
+                                       m_o.nic_buffer));
+        }
         host->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
             d.Get(0), m_nics->back());
         Port(d.Get(1), m_o.rate_bps);
@@ -646,7 +656,7 @@ class Fabric
         if (m_o.scheme == "srpt") {
             q = MakeSrpt(m_o, true, m_o.buffer);
         } else {
-            q = MakeAwafs(m_o, m_thresholds, rate,
+            q = MakeAwafs(m_o, m_thresholds, rate, m_o.buffer,
                           (m_o.seed << 20) + ports.size());
         }
         dev->GetNode()->GetObject<TrafficControlLayer>()
@@ -809,7 +819,7 @@ main(int argc, char **argv)
         Usage("--percentiles: only awafs has them");
     }
     if (star) {
-        disc = MakeAwafs(o, thresholds, PortRate(o), o.seed);
+        disc = MakeAwafs(o, thresholds, PortRate(o), o.buffer, o.seed);
     }
 
     RngSeedManager::SetSeed(o.seed);

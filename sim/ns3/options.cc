@@ -127,6 +127,11 @@ const char USAGE[] =
     "  --buffer N         packets held at the port (1024)\n"
     "  --nic-buffer N     leaf-spine, fat-tree: packets held at a host's NIC\n"
     "                     (--buffer)\n"
+    "  --nic-queue Q      leaf-spine, fat-tree: fifo, the hosts' NICs are\n"
+    "                     FIFOs that mark as the ports do (srpt's: SRPT);\n"
+    "                     port, they run the scheme as the switch ports do,\n"
+    "                     each its own instance (a hypervisor's AWAFS\n"
+    "                     uplink) (fifo)\n"
     "  --tardy T          off | tfs | tfs+: a flow that sent data again goes\n"
     "                     to queue 0 (TFS), or while under --tardy-limit\n"
     "                     bytes (TFS+), as the switch's tardy (off)\n"
@@ -389,6 +394,12 @@ ParseOptions(int argc, char **argv)
             o.buffer = ParseKey(name, value);
         } else if (name == "nic-buffer") {
             o.nic_buffer = ParseKey("buffer", value);
+        } else if (name == "nic-queue") {
+            if (value != "fifo" && value != "port") {
+                Usage("--nic-queue must be fifo or port, not '" + value
+                      + "'");
+            }
+            o.nic_queue = value;
         } else if (name == "tardy") {
             if (value != "off" && value != "tfs" && value != "tfs+") {
                 Usage("--tardy must be off, tfs or tfs+, not '" + value + "'");
@@ -460,6 +471,7 @@ ParseOptions(int argc, char **argv)
             {"ecmp", {"leaf-spine", "fat-tree"}},
             {"pair-workload", {"leaf-spine", "fat-tree"}},
             {"nic-buffer", {"leaf-spine", "fat-tree"}},
+            {"nic-queue", {"leaf-spine", "fat-tree"}},
             {"waits-csv", {"leaf-spine", "fat-tree"}},
         };
         auto it = only.find(name);

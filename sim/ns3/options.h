@@ -59,6 +59,7 @@ struct Options {
     std::string window_type = "histogram";
     uint32_t buffer = 1024;
     uint32_t nic_buffer = 0;            /* Default: buffer. */
+    std::string nic_queue = "fifo";     /* Or "port": as the switches'. */
     long ecn_threshold = -1;            /* Default: 20 with DCTCP, else 0. */
     std::string ecn_mode = "port";
     uint32_t flow_table_size = 4096;
