@@ -48,7 +48,8 @@ for the shift how soon the learning schemes' thresholds followed it
 (follow_section(), from each run's threshold trace).  Every run of a
 learning scheme keeps the trace of its thresholds at leaf 0's port toward
 host 0 as NAME.trace.csv.gz (runs kept before 2026-12-01 have none);
-sim/ns3_waits.py keeps where a run's packets waited as NAME.waits.csv.gz.
+with --waits (or later, sim/ns3_waits.py) it keeps where its packets
+waited as NAME.waits.csv.gz.
 
 The summary (OUT/summary.md, also printed) gives per point the mean FCT of
 the short flows (at most 100 kB, as the thesis counts them) pooled over
@@ -205,8 +206,9 @@ def tag(workload, load, scheme, seed):
     return f"{workload}-load{round(load * 100)}-{scheme}-seed{seed}"
 
 
-def run_point(out, common, point):
-    """Runs one point unless its files exist; True if it ran."""
+def run_point(out, common, point, waits=False):
+    """Runs one point unless its files exist; True if it ran.  With
+    'waits', keeps where its packets waited too (NAME.waits.csv.gz)."""
     workload, load, scheme, seed = point
     name = tag(*point)
     csv_gz, txt = out / f"{name}.csv.gz", out / f"{name}.txt"
@@ -215,14 +217,18 @@ def run_point(out, common, point):
     tmp = out / f"{name}.csv.tmp"
     # The learning schemes keep their thresholds' trace too.
     trace = out / f"{name}.trace.tmp" if scheme in ADAPTIVE else None
+    waits_tmp = out / f"{name}.waits.tmp"
     s = run_ns3(*common, *workload_args(workload),
                 "--load", load, "--seed", seed,
-                *scheme_args(scheme, workload, load), flows_csv=tmp,
-                trace_csv=trace, check=False, timeout=None)
+                *scheme_args(scheme, workload, load),
+                *(["--waits-csv", waits_tmp] if waits else []),
+                flows_csv=tmp, trace_csv=trace, check=False, timeout=None)
     # A run whose flows did not all complete is kept too: the summary says
     # so, and running it again would give the same.
     if trace:
         gzip_to(trace, out / f"{name}.trace.csv.gz")
+    if waits:
+        gzip_to(waits_tmp, out / f"{name}.waits.csv.gz")
     keep_run(out, name, s, tmp)
     return True
 
@@ -587,6 +593,10 @@ def main(argv=None):
                     help="runs at a time (each takes one core)")
     ap.add_argument("--summary-only", action="store_true",
                     help="run nothing, summarise the runs kept")
+    ap.add_argument("--waits", action="store_true",
+                    help="keep where each run's packets waited too "
+                    "(NAME.waits.csv.gz; python -m sim.ns3_waits "
+                    "--summary-only sums them up)")
     ap.add_argument("--verify", action="store_true",
                     help="run again, elsewhere, the runs of this command "
                     f"that OUT/{CHECKSUMS} lists, and compare their flows "
@@ -626,7 +636,8 @@ def main(argv=None):
         sys.exit(1 if verify(args.out, common, pts) else 0)
     if not args.summary_only:
         run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
-                lambda p: run_point(args.out, common, p), args.jobs)
+                lambda p: run_point(args.out, common, p, args.waits),
+                args.jobs)
     regime = (f"`{NS3.name} {' '.join(regime_args)} --workload W --load L "
               "--seed S --scheme ...`")
     text = (summary(args.out, pts, regime, args.warmup_s, args.against)

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -451,37 +452,43 @@ def test_nic_queue_port_runs_the_scheme_at_the_hosts(ls_runs, tmp_path):
 
 
 def test_the_waits_of_a_kept_run_are_of_its_flows(tmp_path):
-    """sim/ns3_waits.py runs a kept grid run again with its waits: kept
-    beside it when its flows come out the same, out of the grid's
-    checksums; refused, and nothing kept, when they do not."""
+    """The grid with --waits keeps where each run's packets waited;
+    sim/ns3_waits.py, run on a kept run, gives the same waits again (its
+    flows came out the same), kept out of the grid's checksums; when the
+    flows come out different it refuses, and keeps nothing."""
     from sim import ns3_grid, ns3_waits
 
     args = ["--out", str(tmp_path), "--flows", 20, "--seeds", 1,
             "--workloads", "cache", "--loads", "0.5",
             "--schemes", "fifo,srpt",
             "--ns3-args", "--leaves 2 --spines 2 --hosts-per-leaf 2"]
-    ns3_grid.main(list(map(str, args)))
+    ns3_grid.main(list(map(str, args + ["--waits"])))
     checksums = (tmp_path / "flows.sha256").read_text()
+    fifo = tmp_path / "cache-load50-fifo-seed1.waits.csv.gz"
+    kept = fifo.read_bytes()
+    fifo.unlink()
     ns3_waits.main(["--out", str(tmp_path), "--runs",
-                    "cache-load50-fifo-seed1"])
-    assert (tmp_path / "cache-load50-fifo-seed1.waits.csv.gz").exists()
+                    "cache-load50-fifo-seed1,cache-load50-srpt-seed1"])
+    assert fifo.read_bytes() == kept
     report = (tmp_path / "waits.md").read_text()
     assert "| cache-load50-fifo-seed1 | long |" in report
-    # FIFO's thresholds put every packet in queue 0.
-    by_queue = report.splitlines()[-1].split(" | ")
-    assert by_queue[1].endswith("(100 %)") and by_queue[2] == "-"
+    # FIFO's thresholds put every packet in queue 0, as srpt counts its.
+    for row in report.splitlines()[-2:]:
+        by_queue = row.split(" | ")
+        assert by_queue[1].endswith("(100 %)") and by_queue[2] == "-"
     ns3_grid.main(list(map(str, args + ["--summary-only"])))
     assert (tmp_path / "flows.sha256").read_text() == checksums
     # A kept run that this commit does not give again.
-    kept = tmp_path / "cache-load50-srpt-seed1.csv.gz"
-    with gzip.open(kept, "rt") as f:
+    srpt = tmp_path / "cache-load50-srpt-seed1"
+    Path(f"{srpt}.waits.csv.gz").unlink()
+    with gzip.open(f"{srpt}.csv.gz", "rt") as f:
         lines = f.read().splitlines()
-    with gzip.open(kept, "wt") as f:
+    with gzip.open(f"{srpt}.csv.gz", "wt") as f:
         f.write("\n".join(lines[:-1]) + "\n")
     with pytest.raises(RuntimeError, match="differ"):
         ns3_waits.main(["--out", str(tmp_path), "--runs",
                         "cache-load50-srpt-seed1"])
-    assert not (tmp_path / "cache-load50-srpt-seed1.waits.csv.gz").exists()
+    assert not Path(f"{srpt}.waits.csv.gz").exists()
 
 
 def test_leaf_spine_port_learns_the_short_size(tmp_path):
