@@ -4,7 +4,8 @@ its flows must come out byte for byte as the kept ones (or nothing is
 kept), and the waits are kept beside them as NAME.waits.csv.gz.  Then, for
 each run, by flow size: the mean FCT, and the mean wait of a packet in its
 sender's NIC and in the switches' queues on its path (all hops together),
-split by queue; written to OUT/waits.md and printed.
+split by queue, of the short flows those that no timer held up; written to
+OUT/waits.md and printed.
 
     python -m sim.ns3_waits --out eval/results/ns3-leafspine-3x4-websearch80 \\
         --runs websearch-load80-auto-seed1,... [--jobs 2] [--warmup-s 0.2]
@@ -21,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 from sim.ns3_eval import NS3, read_csv, read_flows, run_ns3
-from sim.ns3_grid import (SIZE_CLASSES, flows_digest, gzip_to, run_all,
-                          scheme_args, workload_args)
+from sim.ns3_grid import (SHORT_MAX, SIZE_CLASSES, STALL_MS, flows_digest,
+                          gzip_to, run_all, scheme_args, workload_args)
 from testbed import markdown
 
 NAME = re.compile(r"(?P<workload>.+)-load(?P<load>\d+)-(?P<scheme>.+)"
@@ -67,19 +68,24 @@ def class_of(size):
 
 def run_tables(out, name, warmup_s):
     """Of one run: rows per size class (its flows, mean FCT and the mean
-    waits of a packet), a row of the mean wait of a packet in each switch
-    queue (and the share of the departures it has), and the queues."""
+    waits of a packet; of the short flows those of at most STALL_MS: those
+    over it waited for a timer, and are only counted), a row of the mean wait of a
+    packet in each switch queue (and the share of the departures it has),
+    and the queues."""
     flows = {f["id"]: f for f in read_flows(out / f"{name}.csv.gz")}
     waits = read_csv(out / f"{name}.waits.csv.gz")
     queues = sum(1 for k in waits[0] if k.endswith("_packets")) - 1
-    acc = {label: {"flows": 0, "fct": 0.0, "packets": 0, "nic": 0.0,
-                   "q": [0.0] * queues} for _, label in CLASSES}
+    acc = {label: {"flows": 0, "stalled": 0, "fct": 0.0, "packets": 0,
+                   "nic": 0.0, "q": [0.0] * queues} for _, label in CLASSES}
     departures = [0] * queues
     for w in waits:
         f = flows[int(w["id"])]
         if f["start_s"] < warmup_s or f["fct_ms"] is None:
             continue
         a = acc[class_of(f["size"])]
+        if f["size"] <= SHORT_MAX and f["fct_ms"] > STALL_MS:
+            a["stalled"] += 1
+            continue
         a["flows"] += 1
         a["fct"] += f["fct_ms"]
         a["packets"] += int(w["nic_packets"])
@@ -93,7 +99,8 @@ def run_tables(out, name, warmup_s):
         if not a["flows"] or not a["packets"]:
             continue
         per = [us / a["packets"] for us in a["q"]]
-        rows.append([name, label, a["flows"], f"{a['fct'] / a['flows']:.3f}",
+        rows.append([name, label, a["flows"], a["stalled"],
+                     f"{a['fct'] / a['flows']:.3f}",
                      f"{a['nic'] / a['packets']:.1f}", f"{sum(per):.1f}",
                      *(f"{x:.1f}" for x in per)])
     waited = [sum(a["q"][q] for a in acc.values()) for q in range(queues)]
@@ -114,8 +121,11 @@ def report(out, names, warmup_s):
         "size, the mean FCT and the mean wait of a sender's packet in its "
         "NIC and in the switches' queues on its path (every hop together), "
         "split by the queue it waited in (srpt: all in q0); flows that "
-        f"started from {warmup_s:g} s.", "",
-        *markdown.head(["run", "flows of", "flows", "mean FCT (ms)",
+        f"started from {warmup_s:g} s, the short ones (at most "
+        f"{SHORT_MAX // 1000} kB) that took at most {STALL_MS} ms (those over "
+        "it, counted, waited for a timer).", "",
+        *markdown.head(["run", "flows of", "flows",
+                        f"over {STALL_MS} ms", "mean FCT (ms)",
                         "NIC wait (µs/packet)", "switch wait (µs/packet)",
                         *(f"in q{q}" for q in range(queues))]),
         *map(markdown.row, rows), "",
