@@ -654,6 +654,7 @@ AwafsQueueDisc::DoDequeue()
     uint64_t rate = m_maxRate.GetBitRate() / 8;
     int64_t budget = INT64_MAX;
     Ptr<QueueDiscItem> item;
+    int queue = -1;
     void *pkt;
 
     if (rate) {
@@ -673,13 +674,11 @@ AwafsQueueDisc::DoDequeue()
     }
     if (m_departure.IsEmpty()) {
         awafs_sched_commit(m_sched, 1);
-        item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
     } else {
-        int q = CommitRecording();
-
-        item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
-        m_departure(item, q);
+        queue = CommitRecording();     /* A look at every queue's counters. */
     }
+    item = Ptr<QueueDiscItem>(static_cast<QueueDiscItem *>(pkt), false);
+    m_departure(item, queue);
     if (rate) {
         awafs_tb_consume(&m_shaper,
                          std::max<uint32_t>(AWAFS_ETH_MIN_FRAME,

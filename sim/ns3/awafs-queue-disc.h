@@ -32,8 +32,8 @@ extern "C" {
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
 #include "ns3/queue-disc.h"
-#include "ns3/traced-callback.h"
 #include "ns3/tag.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <ostream>
