@@ -17,13 +17,14 @@ ACKs."""
 import argparse
 import json
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from sim.ns3_eval import NS3, read_csv, read_flows, run_ns3
+from sim.ns3_eval import NS3, read_csv, read_flows
 from sim.ns3_grid import (SHORT_MAX, SIZE_CLASSES, STALL_MS, flows_digest,
-                          gzip_to, run_all, scheme_args, workload_args)
+                          run_all, run_point)
 from testbed import markdown
 
 NAME = re.compile(r"(?P<workload>.+)-load(?P<load>\d+)-(?P<scheme>.+)"
@@ -41,24 +42,19 @@ def point_of(name):
 
 
 def measure(out, common, name):
-    """Runs 'name' again with its waits recorded; False if it was kept
-    already.  Raises if its flows differ from the kept ones."""
+    """Runs 'name' again with its waits recorded, in a temporary folder as
+    ns3_grid.verify() does; False if they were kept already.  Raises if
+    its flows differ from the kept ones."""
     waits = out / f"{name}.waits.csv.gz"
     if waits.exists():
         return False
-    workload, load, scheme, seed = point_of(name)
     with tempfile.TemporaryDirectory() as tmp:
-        flows, raw = Path(tmp) / f"{name}.csv", Path(tmp) / "waits.csv"
-        run_ns3(*common, *workload_args(workload), "--load", load,
-                "--seed", seed, *scheme_args(scheme, workload, load),
-                "--waits-csv", raw, flows_csv=flows, check=False,
-                timeout=None)
-        gzip_to(flows, Path(tmp) / f"{name}.csv.gz")
+        run_point(Path(tmp), common, point_of(name), waits=True)
         if (flows_digest(Path(tmp) / f"{name}.csv.gz")
                 != flows_digest(out / f"{name}.csv.gz")):
             raise RuntimeError(f"{name}: run again, its flows differ from "
                                "the kept ones (another commit?)")
-        gzip_to(raw, waits)
+        shutil.move(Path(tmp) / waits.name, waits)
     return True
 
 
