@@ -986,7 +986,9 @@ main(int argc, char **argv)
         bound_bytes = o.flows * std::max(mean_size, second_mean);
     }
     Simulator::Stop(Seconds(t + 10 + bound_bytes * 8 * 10 / capacity));
-    g_waits.resize(g_run.flows.size());
+    if (!o.waits_csv.empty()) {
+        g_waits.resize(g_run.flows.size());
+    }
     Simulator::Run();
 
     double sim_s = Simulator::Now().GetSeconds();
