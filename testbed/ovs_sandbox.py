@@ -81,13 +81,17 @@ class OvsSandbox:
     """One ovsdb-server + ovs-vswitchd pair in a temporary directory.
     Without 'dpdk', a switch of system ports only (the remote hypervisor
     of testbed/tunnel.py); 'netns', the command line prefix that runs
-    ovs-vswitchd in a network namespace (a Mininet host's argv())."""
+    ovs-vswitchd in a network namespace (a Mininet host's argv());
+    'wrapper', one that runs it under a tool (bench/instructions.py's
+    valgrind), which cannot map DPDK's hugepage areas: with it DPDK takes
+    ordinary memory (--no-huge)."""
 
     def __init__(self, pmd_cpu_mask="0x2", extra_config=None, vswitchd=None,
-                 dpdk=True, netns=()):
+                 dpdk=True, netns=(), wrapper=()):
         self.dpdk = dpdk
         self.netns = list(netns)
-        if dpdk:
+        self.wrapper = list(wrapper)
+        if dpdk and not wrapper:
             ensure_hugepages()
         self.dir = Path(tempfile.mkdtemp(prefix="awafs-ovs-"))
         self.env = dict(os.environ,
@@ -135,6 +139,12 @@ class OvsSandbox:
             "dpdk-socket-mem": "256",
             "pmd-cpu-mask": self.pmd_cpu_mask,
         }
+        if self.dpdk and self.wrapper:
+            # --no-huge needs --legacy-mem, which keeps OVS from adding
+            # --in-memory, and -m instead of the per-socket options.
+            del config["dpdk-socket-limit"], config["dpdk-socket-mem"]
+            config["dpdk-extra"] += " --no-huge --legacy-mem"
+            config["dpdk-alloc-mem"] = "2048"
         config.update(self.extra_config)
         if config:
             self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
@@ -145,7 +155,7 @@ class OvsSandbox:
 
     def start_vswitchd(self):
         self.vswitchd = subprocess.Popen(
-            [*self.netns, self.vswitchd_bin, self.db_sock,
+            [*self.netns, *self.wrapper, self.vswitchd_bin, self.db_sock,
              f"--unixctl={self.dir / 'ovs-vswitchd.ctl'}",
              f"--log-file={self.dir / 'ovs-vswitchd.log'}", "-vconsole:off",
              "-vnetdev_dpdk:dbg"],
