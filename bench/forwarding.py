@@ -33,6 +33,7 @@ samples: the profiles in docs/design.md come from it.
 """
 
 import argparse
+import contextlib
 import csv
 import re
 import shutil
@@ -171,6 +172,62 @@ def profile(sb, seconds=5):
     return rows
 
 
+@contextlib.contextmanager
+def bench_switch(source, size, names, vswitchd=None, pmds=1, sink="null",
+                 wrapper=(), extra_config=None):
+    """A switch whose PMDs poll only the 'source' frames (p0, and p00 with
+    two PMDs) and one output port per configuration in 'names' (keys of
+    CONFIGS), its QoS set; nothing routed yet (route()).  Yields (sb,
+    ports, guest): ports maps a configuration to its (port, ofport), guest
+    is the testpmd guest of the vhost sink (None with the null sink), for
+    the caller to stop.  'wrapper' runs ovs-vswitchd under a tool, with
+    'extra_config' in its Open_vSwitch other_config."""
+    tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
+    if source in ("tcp", "pcap", "karuna", "vxlan"):
+        write_pcap(tmp / "in.pcap", size, karuna=source == "karuna",
+                   vxlan=source == "vxlan", option=source != "tcp")
+        src = f"net_pcap0,rx_pcap={tmp / 'in.pcap'},infinite_rx=1"
+    else:
+        src = f"net_null0,size={size}"
+    guest = None
+    with OvsSandbox(vswitchd=vswitchd, wrapper=wrapper,
+                    extra_config=extra_config,
+                    pmd_cpu_mask="0x3" if pmds == 2 else "0x2") as sb:
+        sb.add_bridge()
+        # The PMDs poll only the sources (pinned, so isolated): the output
+        # ports' empty rx queues would add their polls to every
+        # configuration.
+        sources = [("p0", 1, src, 1)]
+        if pmds == 2:
+            sources.append(("p00", 99, src.replace("0,", "99,", 1), 0))
+        for name, ofport, devargs, core in sources:
+            sb.add_dpdk_port("br0", name, devargs, ofport)
+            sb.vsctl("set", "Interface", name,
+                     f"other_config:pmd-rxq-affinity=0:{core}")
+        ports = {}
+        for name in dict.fromkeys(names):
+            i = len(ports) + 1
+            ports[name] = (f"p{i}", i + 1)
+            if sink == "vhost":
+                add_vhost_port(sb, f"p{i}", tmp / f"p{i}.sock", i + 1)
+            else:
+                sb.add_dpdk_port("br0", f"p{i}", f"net_null{i},no-rx=1",
+                                 i + 1)
+            apply(sb, name, f"p{i}")
+        if sink == "vhost":
+            guest = Guest([tmp / f"{port}.sock" for port, _ in
+                           ports.values()], tmp / "testpmd.log", queues=pmds)
+            guest.start()
+            if not wait_until(lambda: sb.log().count(
+                    "virtio is now ready for processing") >= len(ports), 30):
+                guest.stop()
+                raise RuntimeError(f"the guest did not connect: {tmp}")
+        sb.ofctl("del-flows", "br0")
+        yield sb, ports, guest
+    # Kept only when a run fails (the guest's log, the frames).
+    shutil.rmtree(tmp)
+
+
 def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
         vswitchd=None, perf=None, pmds=1, sink="null"):
     """Measures 'names' (keys of CONFIGS) alternately in one switch.
@@ -185,52 +242,9 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
     the output ports are vhost-user ports with a testpmd guest, with as many
     queue pairs as PMDs."""
     names = names or list(CONFIGS)
-    tmp = Path(tempfile.mkdtemp(prefix="awafs-bench-"))
-    if source in ("tcp", "pcap", "karuna", "vxlan"):
-        write_pcap(tmp / "in.pcap", size, karuna=source == "karuna",
-                   vxlan=source == "vxlan", option=source != "tcp")
-        src = f"net_pcap0,rx_pcap={tmp / 'in.pcap'},infinite_rx=1"
-    else:
-        src = f"net_null0,size={size}"
-
-    rows, recalc, prof, guest, guest_rx = [], None, None, None, None
-    with OvsSandbox(vswitchd=vswitchd,
-                    pmd_cpu_mask="0x3" if pmds == 2 else "0x2") as sb:
-        sb.add_bridge()
-        # The PMDs poll only the sources (pinned, so isolated): the output
-        # ports' empty rx queues would add their polls to every
-        # configuration.
-        sources = [("p0", 1, src, 1)]
-        if pmds == 2:
-            sources.append(("p00", 99, src.replace("0,", "99,", 1), 0))
-        for name, ofport, devargs, core in sources:
-            sb.add_dpdk_port("br0", name, devargs, ofport)
-            sb.vsctl("set", "Interface", name,
-                     f"other_config:pmd-rxq-affinity=0:{core}")
-        ports = {}
-
-        def add_port(name):
-            """An output port with configuration 'name': (name, ofport)."""
-            i = len(ports) + 1
-            ports[name] = (f"p{i}", i + 1)
-            if sink == "vhost":
-                add_vhost_port(sb, f"p{i}", tmp / f"p{i}.sock", i + 1)
-            else:
-                sb.add_dpdk_port("br0", f"p{i}", f"net_null{i},no-rx=1",
-                                 i + 1)
-            apply(sb, name, f"p{i}")
-
-        for name in names + ([perf] if perf and perf not in names else []):
-            add_port(name)
-        if sink == "vhost":
-            guest = Guest([tmp / f"{port}.sock" for port, _ in
-                           ports.values()], tmp / "testpmd.log", queues=pmds)
-            guest.start()
-            if not wait_until(lambda: sb.log().count(
-                    "virtio is now ready for processing") >= len(ports), 30):
-                guest.stop()
-                raise RuntimeError(f"the guest did not connect: {tmp}")
-        sb.ofctl("del-flows", "br0")
+    rows, recalc, prof, guest_rx = [], None, None, None
+    with bench_switch(source, size, names + ([perf] if perf else []),
+                      vswitchd, pmds, sink) as (sb, ports, guest):
         route(sb, ports[names[0]][1])
         time.sleep(1)
         for i in range(runs):
@@ -260,8 +274,6 @@ def run(source="null", size=64, runs=RUNS, seconds=SECONDS, names=None,
             # The guest's port i is the i-th output port added.
             guest_rx = {name: [streams.get((i, q), 0) for q in range(pmds)]
                         for i, name in enumerate(ports)}
-    # Kept only when a run fails (the guest's log, the frames).
-    shutil.rmtree(tmp)
 
     base = {r["run"]: r["cycles"] for r in rows if r["config"] == "no-qos"}
     for r in rows:
