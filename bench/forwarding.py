@@ -43,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from testbed.ovs_sandbox import OvsSandbox
+from testbed.ovs_sandbox import OvsSandbox, one_switch_per_machine
 from testbed.switch import tx_packets, wait_until
 from testbed.vhost import Guest, add_vhost_port
 
@@ -317,9 +317,11 @@ def main():
     args = ap.parse_args()
     names = args.configs.split(",")
 
-    rows, recalc, prof, guest_rx = run(args.source, args.size, args.runs,
-                                       args.seconds, names, args.vswitchd,
-                                       args.perf, args.pmds, args.sink)
+    # Tests, soaks and other benches use the same machine-wide names.
+    with one_switch_per_machine():
+        rows, recalc, prof, guest_rx = run(
+            args.source, args.size, args.runs, args.seconds, names,
+            args.vswitchd, args.perf, args.pmds, args.sink)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
