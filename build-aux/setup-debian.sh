@@ -108,6 +108,8 @@ tcpdump:tcpdump
 touch:coreutils
 umount:mount
 unshare:util-linux
+valgrind:valgrind       # by hand: the wrapper of bench/instructions.py
+callgrind_control:valgrind
 "
 
 program_packages=$(echo "$programs" | sed -n 's/^[^#:]*:\([^[:space:]#]*\).*/\1/p')
