@@ -27,10 +27,15 @@ that two runs find the same flows there.  Under valgrind the
 switch forwards about 0.3 Mpps, and valgrind offers no AVX-512: glibc's
 string functions take their AVX2 versions where this CPU would run the
 EVEX ones (OVS's AVX-512 datapath functions are not its default anyway).
+What the PMD does by time rather than by packet (each port's QoS tick, the
+sweep of a flow table for idle flows) falls on about a hundred times fewer
+packets than natively: every port of the switch adds to every
+configuration's count (an idle port with trust=switch about 20
+instructions a packet), so configurations are compared within one switch.
 
 usage: python3 -m bench.instructions [--source null|tcp|pcap|karuna]
            [--size 64|1518] [--configs A,B] [--vswitchd PATH]
-           [--seconds S] [--top N]
+           [--seconds S] [--top N] [--keep]
 """
 
 import argparse
@@ -98,9 +103,11 @@ def callgrind_control(pid, *args):
                    capture_output=True, timeout=120)
 
 
-def run(source="null", size=64, names=None, vswitchd=None, seconds=3.0):
+def run(source="null", size=64, names=None, vswitchd=None, seconds=3.0,
+        keep=False):
     """{config: (Ir per packet, packets, {function: self Ir per packet})}
-    for 'names'."""
+    for 'names'.  With 'keep' the dumps stay (their folder is printed), for
+    callgrind_annotate to read by source line."""
     names = names or ["no-qos", "awafs-adaptive-4q"]
     out = Path(tempfile.mkdtemp(prefix="awafs-callgrind-"))
     wrapper = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
@@ -127,8 +134,11 @@ def run(source="null", size=64, names=None, vswitchd=None, seconds=3.0):
                 raise RuntimeError(f"{name}: no packet in the dump")
             results[name] = (total / packets, packets,
                              {f: ir / packets for f, ir in self_ir.items()})
-    # Kept only when a run fails.
-    shutil.rmtree(out)
+    if keep:
+        print(f"callgrind's dumps: {out}")
+    else:
+        # Kept only when a run fails.
+        shutil.rmtree(out)
     return results
 
 
@@ -142,6 +152,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--top", type=int, default=12,
                     help="functions listed per configuration")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep callgrind's dumps (cg.PID.N-THREAD, N the "
+                    "configuration's place in --configs)")
     args = ap.parse_args()
     names = args.configs.split(",")
     for name in names:
@@ -149,7 +162,7 @@ def main():
             ap.error(f"unknown configuration {name}")
     with one_switch_per_machine():
         results = run(args.source, args.size, names, args.vswitchd,
-                      args.seconds)
+                      args.seconds, args.keep)
     base = results[names[0]]
     print(f"source={args.source} {args.size}B, 1 PMD, callgrind, "
           f"{args.seconds} s a configuration; ratio to {names[0]}")
