@@ -171,16 +171,19 @@ class OvsSandbox:
 
     def stop_vswitchd(self):
         """Asks ovs-vswitchd to exit; an exit other than 0 within 20 s (a
-        crash, an abort, a hang) is recorded for stop() to report."""
+        crash, an abort, a hang) is recorded for stop() to report.  Under a
+        tool it has 120 s: valgrind runs its threads one at a time and
+        writes its results at the exit."""
+        grace = 120 if self.wrapper else 20
         if self.vswitchd and self.vswitchd.poll() is None:
             try:
-                self.appctl("exit", timeout=20)
+                self.appctl("exit", timeout=grace)
             except (OvsError, subprocess.TimeoutExpired):
                 pass
             try:
-                self.vswitchd.wait(20)
+                self.vswitchd.wait(grace)
             except subprocess.TimeoutExpired:
-                self.exits.append("did not exit within 20 s of 'exit'")
+                self.exits.append(f"did not exit within {grace} s of 'exit'")
                 self.vswitchd.kill()
                 self.vswitchd.wait()
         if self.vswitchd and self.vswitchd.returncode:
