@@ -237,6 +237,20 @@ ovs: $(OVS)/.patched $(OVS)/.configured
 		ln -sf $(CURDIR)/$(OVS)/$$p $(BIN)/$$(basename $$p); \
 	done
 
+# The same Open vSwitch without the series, configured and built as $(OVS)
+# is: make bench counts what the series adds to a port without QoS
+# (bench/instructions.py, which needs the symbols Debian's binary lacks).
+OVS_UNPATCHED := $(B)/ovs-unpatched
+
+$(OVS_UNPATCHED)/vswitchd/ovs-vswitchd:
+	build-aux/ovs-unpack.sh $(OVS_TARBALL) $(OVS_UNPATCHED)
+	cd $(OVS_UNPATCHED) && ./boot.sh >/dev/null 2>&1 && \
+		./configure --with-dpdk=shared --enable-Werror >/dev/null
+	@$(MAKE) -C $(OVS_UNPATCHED) -j$(JOBS) \
+		> $(B)/ovs-unpatched-build.log 2>&1 || \
+		{ tail -40 $(B)/ovs-unpatched-build.log; echo "OVS build" \
+		  "failed: see $(B)/ovs-unpatched-build.log"; exit 1; }
+
 # ---- the controller app (ryu-app/), on the venv of make setup ----------
 
 controller: $(BIN)/awafs-controller
@@ -292,12 +306,14 @@ demo: setup build
 
 # Benchmarks (about 20 minutes): CSV files and report.md in build/bench/.
 # Besides the build, Debian's stock ovs-vswitchd-dpdk and the series built
-# by Debian's packaging (make deb), to compare the two as built alike.
-bench: setup build deb
+# by Debian's packaging (make deb), to compare the two as built alike, and
+# OVS built without the series as the build is, for the instruction count.
+bench: setup build deb $(OVS_UNPATCHED)/vswitchd/ovs-vswitchd
 	$(VENV)/bin/python -m bench.run $(B)/bench $(B)/bench/core-bench \
 		"$$(build-aux/unpack-ovs-dpdk.sh $(B)/stock)" \
 		"$$(build-aux/unpack-ovs-dpdk.sh $(B)/deb-vswitchd \
-			$(B)/deb/openvswitch-switch-dpdk_*+awafs*.deb)"
+			$(B)/deb/openvswitch-switch-dpdk_*+awafs*.deb)" \
+		$(OVS_UNPATCHED)/vswitchd/ovs-vswitchd
 
 # Each target runs FUZZ_RUNS inputs from its corpus in tests/fuzz/corpus/
 # (read only; new finds go to build/fuzz/new-TARGET) and, for the parser,
