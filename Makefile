@@ -304,7 +304,7 @@ eval-sim-tfs: setup $(BIN)/awafs-ns3
 demo: setup build
 	$(VENV)/bin/python -m demo.awafs_demo
 
-# Benchmarks (about 20 minutes): CSV files and report.md in build/bench/.
+# Benchmarks (about 30 minutes): CSV files and report.md in build/bench/.
 # Besides the build, Debian's stock ovs-vswitchd-dpdk and the series built
 # by Debian's packaging (make deb), to compare the two as built alike, and
 # OVS built without the series as the build is, for the instruction count.
