@@ -192,13 +192,13 @@ def instruction_counts(res):
     return rows
 
 
-def series_instructions(res, source, config="no-qos"):
-    """The build's instructions per packet over the unpatched build's, of
-    'config' on a switch with SERIES_CONFIGS' ports."""
-    ins = {r["binary"]: r["instructions"] for r in res.rows["instructions"]
-           if (r["source"], r["config"]) == (source, config)
-           and r["binary"] != "awafs"}
-    return ins["awafs-series"] / ins["unpatched"]
+def series_counts(res, source, config="no-qos"):
+    """{"unpatched": ..., "awafs-series": ...}: the instructions per packet
+    of 'config' without and with the series, on a switch with
+    SERIES_CONFIGS' ports."""
+    return {r["binary"]: r["instructions"] for r in res.rows["instructions"]
+            if (r["source"], r["config"]) == (source, config)
+            and r["binary"] != "awafs"}
 
 
 def host_agent(res):
@@ -355,9 +355,7 @@ def instructions_section(res):
                            "with it", "ratio"])]
     for source in SERIES_SOURCES:
         for name in SERIES_CONFIGS:
-            ins = {r["binary"]: r["instructions"]
-                   for r in res.rows["instructions"]
-                   if (r["source"], r["config"]) == (source, name)}
+            ins = series_counts(res, source, name)
             md.append(markdown.row([
                 f"{source} 64 B", name, f"{ins['unpatched']:.1f}",
                 f"{ins['awafs-series']:.1f}",
@@ -426,7 +424,8 @@ def targets_section(res):
         for src in ("null", "pcap"))
     ins = {r["source"]: r["ratio"] for r in res.rows["instructions"]
            if r["config"] == "awafs-adaptive-4q" and r["binary"] == "awafs"}
-    series = series_instructions(res, "null")
+    series = series_counts(res, "null")
+    series = series["awafs-series"] / series["unpatched"]
     scaling = mpps_2pmd / mpps_1pmd
     scaling_hdr = mpps_2pmd_hdr / mpps_1pmd_hdr
     stock_ratio = statistics.median(stock_ratios(res))
