@@ -165,30 +165,29 @@ def stock_pairs(res):
                              "awafs": None})
 
 
+def counted_rows(binary, source, configs, vswitchd=None):
+    """bench/instructions.py's count of 'configs' on 'source' (64 B) with
+    'vswitchd' (None: the build's), as rows labelled 'binary'."""
+    print(f"instructions: {binary} {source} 64B ...", flush=True)
+    counts = instructions.run(source, 64, configs, vswitchd)
+    base = counts["no-qos"][0]
+    return [{"binary": binary, "source": source, "config": name,
+             "instructions": round(counts[name][0], 1),
+             "ratio": round(counts[name][0] / base, 3),
+             "packets": counts[name][1]} for name in configs]
+
+
 def instruction_counts(res):
     """Instructions per packet of each configuration of INSTRUCTION_CONFIGS
-    on each source of INSTRUCTION_SOURCES (callgrind)."""
+    on each source of INSTRUCTION_SOURCES, and of SERIES_CONFIGS without
+    and with the series (callgrind)."""
     rows = []
     for source in INSTRUCTION_SOURCES:
-        print(f"instructions: {source} 64B ...", flush=True)
-        counts = instructions.run(source, 64, INSTRUCTION_CONFIGS)
-        base = counts["no-qos"][0]
-        rows += [{"binary": "awafs", "source": source, "config": name,
-                  "instructions": round(counts[name][0], 1),
-                  "ratio": round(counts[name][0] / base, 3),
-                  "packets": counts[name][1]}
-                 for name in INSTRUCTION_CONFIGS]
+        rows += counted_rows("awafs", source, INSTRUCTION_CONFIGS)
     for source in SERIES_SOURCES:
-        for binary, path in (("unpatched", res.unpatched),
-                             ("awafs-series", None)):
-            print(f"instructions: {binary} {source} 64B ...", flush=True)
-            counts = instructions.run(source, 64, SERIES_CONFIGS, path)
-            base = counts["no-qos"][0]
-            rows += [{"binary": binary, "source": source, "config": name,
-                      "instructions": round(counts[name][0], 1),
-                      "ratio": round(counts[name][0] / base, 3),
-                      "packets": counts[name][1]}
-                     for name in SERIES_CONFIGS]
+        rows += counted_rows("unpatched", source, SERIES_CONFIGS,
+                             res.unpatched)
+        rows += counted_rows("awafs-series", source, SERIES_CONFIGS)
     return rows
 
 
