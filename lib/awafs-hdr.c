@@ -326,6 +326,7 @@ awafs_parse_head__(const void *head, size_t head_len, size_t len,
             r = awafs_parse_tcp_options(opt, opt_end, hdr);
         }
     }
+    hdr->padded = awafs_hdr_padded(hdr, len);
     if (r == AWAFS_PARSE_MALFORMED && hdr->tunnel) {
         count_tunnel(&ctx, AWAFS_TUN_TRUNCATED);   /* The inner frame. */
     }

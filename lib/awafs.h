@@ -43,6 +43,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* For the few functions of the per-packet path that must be inlined into
+ * their loop, whatever the compiler's estimate of their size. */
+#if defined(__GNUC__)
+#define AWAFS_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define AWAFS_ALWAYS_INLINE
+#endif
+
 #define AWAFS_MIN_QUEUES 2
 #define AWAFS_MAX_QUEUES 8
 #define AWAFS_MAX_THRESHOLDS (AWAFS_MAX_QUEUES - 1)
@@ -74,6 +82,7 @@ struct awafs_hdr {
     bool has_karuna;
     uint8_t ip_version;     /* 4 or 6; 0 if not IP. */
     uint8_t tcp_flags;      /* FIN, SYN, RST, ... (low 8 bits). */
+    bool padded;            /* awafs_hdr_padded() of the parsed frame. */
     uint16_t l3_ofs;        /* Offset of the IP header, if ip_version. */
     uint16_t l4_ofs;        /* Offset of the TCP header, or 0 if none. */
     uint32_t payload_len;   /* TCP payload bytes, if l4_ofs. */
@@ -98,7 +107,8 @@ struct awafs_hdr {
 
 /* True if the IP frame of 'len' bytes parsed into 'h' carries more padding
  * after its IP packet than the Ethernet minimum needs: bytes that take the
- * link but that no flow counts (docs/reliability.md). */
+ * link but that no flow counts (docs/reliability.md).  The parser notes it
+ * in 'h->padded', so that the per-packet path need not work it out again. */
 static inline bool
 awafs_hdr_padded(const struct awafs_hdr *h, size_t len)
 {
@@ -180,7 +190,10 @@ enum awafs_parse_result {
     AWAFS_PARSE_NO_OPTION,    /* Valid TCP without the AWAFS option. */
     AWAFS_PARSE_UNSUPPORTED,  /* IPv6 extension headers, IP fragments. */
     AWAFS_PARSE_MALFORMED,    /* Truncated or inconsistent frame/option. */
-    AWAFS_PARSE_N_RESULTS
+    AWAFS_PARSE_N_RESULTS,
+    /* Returned by awafs_parse_fast() only, and never counted: a frame that
+     * only awafs_parse_head__() reads. */
+    AWAFS_PARSE_NOT_FAST = AWAFS_PARSE_N_RESULTS
 };
 
 /* Encapsulations the parser looks inside (docs/design.md, "Tunnels"). */
@@ -266,7 +279,7 @@ awafs_rd32(const uint8_t *p)
 /* Reads the TCP options in [opt, end) into 'hdr': OK with the AWAFS option
  * read, NO_OPTION, or MALFORMED (a bad option length, a bad AWAFS option or
  * a second one). */
-static inline enum awafs_parse_result
+static inline enum awafs_parse_result AWAFS_ALWAYS_INLINE
 awafs_parse_tcp_options(const uint8_t *opt, const uint8_t *end,
                         struct awafs_hdr *hdr)
 {
@@ -332,29 +345,19 @@ awafs_parse_tcp_options(const uint8_t *opt, const uint8_t *end,
     return found ? AWAFS_PARSE_OK : AWAFS_PARSE_NO_OPTION;
 }
 
-/* Parses the frame of 'len' bytes at 'frame', reading inside the tunnels
- * 'ports' names (NULL: none), over IPv4 or IPv6 with up to two VLAN tags
- * outside: the result and 'hdr' are then the inner frame's.  Bounds are
- * checked as strictly inside as outside; a tunnel inside the tunnel is not
- * read.  Of the frame only the first 'head_len' bytes are at 'frame' (a
- * copy of the start of a multi-segment packet, or all of it): lengths are
- * checked against 'len', and a header past the head is UNSUPPORTED.  A
- * head of AWAFS_HEAD_MAX bytes holds every header the parser reads.
- *
- * Inline for the frame most ports carry, Ethernet, IPv4 without options and
- * TCP with its header in the head, with the checks awafs_parse_head__()
- * makes of it, so that the per-packet path makes no call for it;
- * awafs_parse_head__() reads every other frame. */
-static inline enum awafs_parse_result
-awafs_parse_head(const void *frame, size_t head_len, size_t len,
-                 const struct awafs_tunnel_ports *ports,
-                 struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+/* The inline part of awafs_parse_head() (below): reads the frame most
+ * ports carry, Ethernet, IPv4 without options and TCP with its header in the
+ * head, into 'hdr', with the checks awafs_parse_head__() makes of it, and
+ * returns its result, without a call or a counter; returns
+ * AWAFS_PARSE_NOT_FAST, having written nothing, for any other frame. */
+static inline enum awafs_parse_result AWAFS_ALWAYS_INLINE
+awafs_parse_fast(const void *frame, size_t head_len, size_t len,
+                 struct awafs_hdr *hdr)
 {
     const uint8_t *f = (const uint8_t *) frame;
     const uint8_t *l3 = f + AWAFS_ETH_HLEN;
     const uint8_t *l4 = l3 + AWAFS_IPV4_MIN_HLEN;
     size_t tot_len, tcp_hlen, head = head_len < len ? head_len : len;
-    enum awafs_parse_result r;
 
     /* Offsets are 16-bit: a longer frame is awafs_parse_head__()'s. */
     if (len > UINT16_MAX
@@ -363,7 +366,7 @@ awafs_parse_head(const void *frame, size_t head_len, size_t len,
         || l3[0] != (4 << 4 | AWAFS_IPV4_MIN_HLEN / 4)
         || l3[9] != AWAFS_IPPROTO_TCP
         || awafs_rd16(l3 + 6) & 0x3fff) {   /* MF or a fragment offset. */
-        return awafs_parse_head__(frame, head_len, len, ports, hdr, stats);
+        return AWAFS_PARSE_NOT_FAST;
     }
     tot_len = awafs_rd16(l3 + 2);
     tcp_hlen = (l4[12] >> 4) * 4;
@@ -371,7 +374,7 @@ awafs_parse_head(const void *frame, size_t head_len, size_t len,
         || tot_len < AWAFS_IPV4_MIN_HLEN + tcp_hlen
         || tot_len > len - AWAFS_ETH_HLEN
         || AWAFS_ETH_HLEN + AWAFS_IPV4_MIN_HLEN + tcp_hlen > head) {
-        return awafs_parse_head__(frame, head_len, len, ports, hdr, stats);
+        return AWAFS_PARSE_NOT_FAST;
     }
     memset(hdr, 0, sizeof *hdr);
     hdr->ip_version = 4;
@@ -382,7 +385,33 @@ awafs_parse_head(const void *frame, size_t head_len, size_t len,
     hdr->ack = awafs_rd32(l4 + 8);
     hdr->l4_ofs = AWAFS_ETH_HLEN + AWAFS_IPV4_MIN_HLEN;
     hdr->payload_len = tot_len - AWAFS_IPV4_MIN_HLEN - tcp_hlen;
-    r = awafs_parse_tcp_options(l4 + AWAFS_TCP_MIN_HLEN, l4 + tcp_hlen, hdr);
+    /* awafs_hdr_padded() of an untagged frame. */
+    hdr->padded = len > hdr->ip_end && len > AWAFS_ETH_MIN_FRAME;
+    return awafs_parse_tcp_options(l4 + AWAFS_TCP_MIN_HLEN, l4 + tcp_hlen,
+                                   hdr);
+}
+
+/* Parses the frame of 'len' bytes at 'frame', reading inside the tunnels
+ * 'ports' names (NULL: none), over IPv4 or IPv6 with up to two VLAN tags
+ * outside: the result and 'hdr' are then the inner frame's.  Bounds are
+ * checked as strictly inside as outside; a tunnel inside the tunnel is not
+ * read.  Of the frame only the first 'head_len' bytes are at 'frame' (a
+ * copy of the start of a multi-segment packet, or all of it): lengths are
+ * checked against 'len', and a header past the head is UNSUPPORTED.  A
+ * head of AWAFS_HEAD_MAX bytes holds every header the parser reads.
+ *
+ * Inline, with no call, for the frame most ports carry
+ * (awafs_parse_fast()); awafs_parse_head__() reads every other frame. */
+static inline enum awafs_parse_result
+awafs_parse_head(const void *frame, size_t head_len, size_t len,
+                 const struct awafs_tunnel_ports *ports,
+                 struct awafs_hdr *hdr, struct awafs_parse_stats *stats)
+{
+    enum awafs_parse_result r = awafs_parse_fast(frame, head_len, len, hdr);
+
+    if (r == AWAFS_PARSE_NOT_FAST) {
+        return awafs_parse_head__(frame, head_len, len, ports, hdr, stats);
+    }
     if (stats) {
         stats->n[r]++;
     }

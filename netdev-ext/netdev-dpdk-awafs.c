@@ -2226,7 +2226,7 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
         return q;
     }
-    if (OVS_UNLIKELY(awafs_hdr_padded(h, len))) {
+    if (OVS_UNLIKELY(h->padded)) {
         tq->padded++;
         return p->n_queues - 1;
     }

@@ -589,7 +589,7 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
         return q;
     }
-    if (awafs_hdr_padded(h, len)) {
+    if (h->padded) {
         return last;
     }
     if (!h->payload_len) {

@@ -88,7 +88,8 @@ check_general(const uint8_t *head, size_t head_len, size_t len,
     struct awafs_hdr general;
 
     if (awafs_parse_head__(head, head_len, len, &ports, &general, NULL) != r
-        || memcmp(&general, h, sizeof general)) {
+        || memcmp(&general, h, sizeof general)
+        || h->padded != awafs_hdr_padded(h, len)) {
         abort();
     }
 }

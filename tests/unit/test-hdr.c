@@ -16,7 +16,7 @@ data_opt(uint8_t *o, uint32_t sent)
 
 /* awafs_parse_head() of the first 'head_len' bytes of 'frame', of a frame of
  * 'len' bytes, which the general parser, without the inline fast path, must
- * read the same way. */
+ * read the same way, noting awafs_hdr_padded() as it reads. */
 static enum awafs_parse_result
 parse_head(size_t head_len, size_t len, struct awafs_hdr *h)
 {
@@ -27,6 +27,7 @@ parse_head(size_t head_len, size_t len, struct awafs_hdr *h)
     assert_int_equal(awafs_parse_head__(frame, head_len, len, NULL, &general,
                                         NULL), r);
     assert_memory_equal(&general, h, sizeof general);
+    assert_int_equal(h->padded, awafs_hdr_padded(h, len));
     return r;
 }
 
