@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 
 #include "awafs.h"
+#include "bitmap.h"
 #include "dp-packet.h"
 #include "netdev-dpdk-qos.h"
 #include "netdev-provider.h"
@@ -2113,6 +2114,33 @@ awafs_qos_host_complete(struct awafs_qos *aq, struct awafs_txq *tq,
     awafs_qos_complete(aq, tq, now_us, size, type, src);
 }
 
+/* True if the header parsed into 'h' reports a completion that a switch
+ * counts: each counted once despite GSO copies of the option (awafs.h). */
+static inline bool
+awafs_qos_reports(const struct awafs_hdr *h)
+{
+    return awafs_hdr_counts_completion(h) || awafs_hdr_counts_prev(h);
+}
+
+/* With trust=host, counts the completions that the header parsed into 'h'
+ * from the frame at 'data' reports.  'clock' is the batch's. */
+static void
+awafs_qos_host_completions(struct awafs_qos *aq, struct awafs_txq *tq,
+                           const uint8_t *data, const struct awafs_hdr *h,
+                           struct awafs_clock *clock)
+{
+    enum awafs_flow_type type = awafs_karuna_type(h->karuna);
+
+    if (awafs_hdr_counts_completion(h)) {
+        awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
+                                h->flow_size, type);
+    }
+    if (awafs_hdr_counts_prev(h)) {
+        awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
+                                h->prev_size, type);
+    }
+}
+
 /* With karuna ('beta' nonnull), the queue of a segment of 'type', with
  * 'bytes_sent' by the switch's or the host's count and, with a flow table,
  * 'sieve_queue' its sieve queue there ('aged' its message).  A flow of
@@ -2159,8 +2187,6 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
     int64_t now_us;
 
     if (p->trust == AWAFS_TRUST_HOST) {
-        enum awafs_flow_type type;
-
         if (r != AWAFS_PARSE_OK) {
             /* A TCP segment without data (an ACK, SYN or FIN of a host
              * without the agent) delays no one and paces its flow: queue 0
@@ -2168,18 +2194,10 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
             return (r == AWAFS_PARSE_NO_OPTION && !h->payload_len
                     ? 0 : p->default_queue);
         }
-        type = awafs_karuna_type(h->karuna);
-        /* Each counted once despite GSO copies of the option (awafs.h). */
-        if (awafs_hdr_counts_completion(h)) {
-            awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
-                                    h->flow_size, type);
-        }
-        if (awafs_hdr_counts_prev(h)) {
-            awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
-                                    h->prev_size, type);
-        }
+        awafs_qos_host_completions(aq, tq, data, h, clock);
         if (beta) {
-            return awafs_qos_karuna_queue(tq, thr, beta, h, type,
+            return awafs_qos_karuna_queue(tq, thr, beta, h,
+                                          awafs_karuna_type(h->karuna),
                                           h->bytes_sent, -1, false);
         }
         return awafs_classify(thr, h->bytes_sent);
@@ -2254,6 +2272,167 @@ awafs_qos_pin(struct awafs_txq *tq, const struct awafs_qos_params *p,
     return q;
 }
 
+/* Classifies packet 'i' of 'pkts', 'm', into 'tq->batch' under parameters
+ * 'p' and thresholds 'thr', reading inside 'tunnels' (NULL: none), by the
+ * rules of awafs_qos_classify(); 'clock' is the batch's. */
+static void
+awafs_qos_classify_one(struct awafs_qos *aq, struct awafs_txq *tq,
+                       const struct awafs_qos_params *p,
+                       const struct awafs_thresholds *thr,
+                       const struct awafs_thresholds *beta,
+                       const struct awafs_tunnel_ports *tunnels,
+                       struct rte_mbuf *m, int i, struct awafs_clock *clock)
+{
+    struct dp_packet *packet = CONTAINER_OF(m, struct dp_packet, mbuf);
+    const uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+    uint32_t head_len = rte_pktmbuf_data_len(m);
+    uint32_t len = rte_pktmbuf_pkt_len(m);
+    struct awafs_batch *b = &tq->batch;
+    uint8_t head[AWAFS_HEAD_MAX];
+
+    if (OVS_UNLIKELY(head_len < len && head_len < AWAFS_HEAD_MAX)) {
+        /* Headers that may straddle segments: read them together. */
+        head_len = MIN(len, AWAFS_HEAD_MAX);
+        data = rte_pktmbuf_read(m, 0, head_len, head);
+    }
+    if (!awafs_frame_may_be_ip(data, head_len)) {
+        tq->parse.n[AWAFS_PARSE_NOT_TCP]++;
+        b->queues[i] = p->default_queue;
+        if (p->ecn_threshold) {
+            b->ecn[i] = false;
+        }
+    } else {
+        enum awafs_parse_result r;
+        struct awafs_hdr h;
+
+        /* Parsed and learned from even if pinned: its completions are the
+         * workload's too. */
+        r = awafs_parse_head(data, head_len, len, tunnels, &h, &tq->parse);
+        b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
+                                          head_len, len, r, &h, clock);
+        if (p->ecn_threshold) {
+            b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
+            b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
+            b->ip_version[i] = awafs_ecn_ip_version(&h);
+        }
+    }
+    if (OVS_UNLIKELY(packet->md.skb_priority)) {
+        b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
+    }
+}
+
+/* The passes below mark packets of a batch in bit masks of 32 bits. */
+BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
+
+/* With host trust, no karuna and no ECN marking, the first pass of
+ * awafs_qos_classify_batch() over the 'n' packets in 'pkts': classifies into
+ * 'tq->batch', with no call, each frame whose queue awafs_qos_classify()
+ * gives without one (an unpadded TCP segment read by awafs_parse_fast(), or
+ * a frame that is not IP), and returns the others as a bit mask, for
+ * awafs_qos_classify_one().  Of the frames it classified, adds to '*reports'
+ * those that report a completion (awafs_qos_count_reports()) and to
+ * '*byte_free' the segments without data (awafs_qos_byte_free()), whose
+ * queue it leaves to them.  Records every packet's length in 'tq->batch',
+ * and in '*bytesp' the bytes the shaper charges for them all.  A loop
+ * without calls keeps what it uses in registers. */
+static inline uint32_t
+awafs_qos_classify_fast(struct awafs_txq *tq,
+                        const struct awafs_qos_params *p,
+                        const struct awafs_thresholds *thr,
+                        struct rte_mbuf **pkts, int n, uint64_t *bytesp,
+                        uint32_t *reports, uint32_t *byte_free)
+{
+    const uint8_t default_queue = p->default_queue;
+    struct awafs_batch *b = &tq->batch;
+    uint32_t n_ok = 0, n_no_option = 0, n_not_ip = 0;
+    uint64_t bytes = 0;
+    uint32_t slow = 0;
+
+    for (int i = 0; i < n; i++) {
+        const struct rte_mbuf *m = pkts[i];
+        const struct dp_packet *packet
+            = CONTAINER_OF(m, struct dp_packet, mbuf);
+        const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
+        uint32_t head_len = rte_pktmbuf_data_len(m);
+        uint32_t len = rte_pktmbuf_pkt_len(m);
+        enum awafs_parse_result r;
+        struct awafs_hdr h;
+
+        b->lens[i] = len;
+        bytes += len + AWAFS_WIRE_OVERHEAD;
+        if (OVS_UNLIKELY((head_len < len && head_len < AWAFS_HEAD_MAX)
+                         || packet->md.skb_priority)) {
+            slow |= 1u << i;
+            continue;
+        }
+        if (!awafs_frame_may_be_ip(data, head_len)) {
+            b->queues[i] = default_queue;
+            n_not_ip++;
+            continue;
+        }
+        r = awafs_parse_fast(data, head_len, len, &h);
+        if (r == AWAFS_PARSE_OK && !h.padded) {
+            b->queues[i] = awafs_classify(thr, h.bytes_sent);
+            n_ok++;
+            if (OVS_UNLIKELY(awafs_qos_reports(&h))) {
+                *reports |= 1u << i;
+            }
+        } else if (r == AWAFS_PARSE_NO_OPTION && !h.padded) {
+            b->queues[i] = default_queue;
+            n_no_option++;
+        } else {
+            slow |= 1u << i;
+            continue;
+        }
+        if (!h.payload_len) {
+            *byte_free |= 1u << i;
+        }
+    }
+    tq->parse.n[AWAFS_PARSE_OK] += n_ok;
+    tq->parse.n[AWAFS_PARSE_NO_OPTION] += n_no_option;
+    tq->parse.n[AWAFS_PARSE_NOT_TCP] += n_not_ip;
+    *bytesp = bytes;
+    return slow;
+}
+
+/* With trust=host, counts the completions of each packet of 'pkts' in
+ * 'reports', a bit mask of frames that awafs_qos_classify_fast() classified.
+ * Read again, as few frames report one.  'clock' is the batch's. */
+static void
+awafs_qos_count_reports(struct awafs_qos *aq, struct awafs_txq *tq,
+                        struct rte_mbuf **pkts, uint32_t reports,
+                        struct awafs_clock *clock)
+{
+    int i;
+
+    ULLONG_FOR_EACH_1 (i, reports) {
+        const uint8_t *data = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+        struct awafs_hdr h;
+
+        awafs_parse_fast(data, rte_pktmbuf_data_len(pkts[i]),
+                         rte_pktmbuf_pkt_len(pkts[i]), &h);
+        awafs_qos_host_completions(aq, tq, data, &h, clock);
+    }
+}
+
+/* With trust=host, the queue in 'tq->batch' of each TCP segment without
+ * data in 'byte_free', a bit mask of frames that awafs_qos_classify_fast()
+ * classified: awafs_qos_classify()'s.  'clock' is the batch's. */
+static void
+awafs_qos_byte_free(struct awafs_txq *tq, const struct awafs_qos_params *p,
+                    uint32_t byte_free, struct awafs_clock *clock)
+{
+    struct awafs_batch *b = &tq->batch;
+    int i;
+
+    ULLONG_FOR_EACH_1 (i, byte_free) {
+        b->queues[i] = awafs_byte_free_queue(&tq->byte_free,
+                                             awafs_clock_tsc(clock),
+                                             b->lens[i], p->n_queues,
+                                             &tq->byte_free_over);
+    }
+}
+
 /* Classifies the 'n' (at most NETDEV_MAX_BURST) packets in 'pkts' into
  * 'tq->batch', under parameters 'p' and thresholds 'thr'.  Returns the bytes
  * the shaper charges for them (with each frame's wire overhead). */
@@ -2269,51 +2448,26 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
                     : NULL;
     struct awafs_batch *b = &tq->batch;
     struct awafs_clock clock = AWAFS_CLOCK_INIT;
+    uint32_t slow, reports = 0, byte_free = 0;
     uint64_t bytes = 0;
-    uint32_t n_not_ip = 0;
+    int i;
 
-    for (int i = 0; i < n; i++) {
-        struct rte_mbuf *m = pkts[i];
-        struct dp_packet *packet = CONTAINER_OF(m, struct dp_packet, mbuf);
-        const uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
-        uint32_t head_len = rte_pktmbuf_data_len(m);
-        uint32_t len = rte_pktmbuf_pkt_len(m);
-        uint8_t head[AWAFS_HEAD_MAX];
-
-        if (OVS_UNLIKELY(head_len < len && head_len < AWAFS_HEAD_MAX)) {
-            /* Headers that may straddle segments: read them together. */
-            head_len = MIN(len, AWAFS_HEAD_MAX);
-            data = rte_pktmbuf_read(m, 0, head_len, head);
+    if (p->trust == AWAFS_TRUST_HOST && !beta && !p->ecn_threshold) {
+        slow = awafs_qos_classify_fast(tq, p, thr, pkts, n, &bytes,
+                                       &reports, &byte_free);
+        awafs_qos_count_reports(aq, tq, pkts, reports, &clock);
+        awafs_qos_byte_free(tq, p, byte_free, &clock);
+    } else {
+        for (i = 0; i < n; i++) {
+            b->lens[i] = rte_pktmbuf_pkt_len(pkts[i]);
+            bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
         }
-        if (!awafs_frame_may_be_ip(data, head_len)) {
-            n_not_ip++;
-            b->queues[i] = p->default_queue;
-            if (p->ecn_threshold) {
-                b->ecn[i] = false;
-            }
-        } else {
-            enum awafs_parse_result r;
-            struct awafs_hdr h;
-
-            /* Parsed and learned from even if pinned: its completions are
-             * the workload's too. */
-            r = awafs_parse_head(data, head_len, len, tunnels, &h,
-                                 &tq->parse);
-            b->queues[i] = awafs_qos_classify(aq, tq, p, thr, beta, data,
-                                              head_len, len, r, &h, &clock);
-            if (p->ecn_threshold) {
-                b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
-                b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
-                b->ip_version[i] = awafs_ecn_ip_version(&h);
-            }
-        }
-        if (OVS_UNLIKELY(packet->md.skb_priority)) {
-            b->queues[i] = awafs_qos_pin(tq, p, packet->md.skb_priority);
-        }
-        b->lens[i] = len;
-        bytes += b->lens[i] + AWAFS_WIRE_OVERHEAD;
+        slow = n ? UINT32_MAX >> (32 - n) : 0;
     }
-    tq->parse.n[AWAFS_PARSE_NOT_TCP] += n_not_ip;
+    ULLONG_FOR_EACH_1 (i, slow) {
+        awafs_qos_classify_one(aq, tq, p, thr, beta, tunnels, pkts[i], i,
+                               &clock);
+    }
     return bytes;
 }
 
