@@ -623,33 +623,6 @@ csum_update16(uint16_t csum, uint16_t old, uint16_t new)
     return ~sum;
 }
 
-/* True if the IP header of 'version' at 'ofs' in 'frame' of 'len' bytes is
- * ECT(0) or ECT(1). */
-static bool
-ip_ect(const uint8_t *frame, size_t len, uint8_t version, uint16_t ofs)
-{
-    const uint8_t *ip = frame + ofs;
-
-    if (version == 4 && (size_t) ofs + 20 <= len) {
-        return (ip[1] & 3) == 1 || (ip[1] & 3) == 2;
-    } else if (version == 6 && (size_t) ofs + 40 <= len) {
-        uint8_t ecn = (ip[1] >> 4) & 3;
-
-        return ecn == 1 || ecn == 2;
-    }
-    return false;
-}
-
-bool
-awafs_ecn_capable(const uint8_t *frame, size_t len,
-                  const struct awafs_hdr *h)
-{
-    /* RFC 6040, section 4.2: a decapsulator drops a CE outer with a
-     * Not-ECT inner, so a tunnelled packet must be ECT on both. */
-    return (ip_ect(frame, len, awafs_ecn_ip_version(h), awafs_ecn_l3_ofs(h))
-            && (!h->tunnel || ip_ect(frame, len, h->ip_version, h->l3_ofs)));
-}
-
 bool
 awafs_ecn_set_ce(uint8_t *frame, size_t len, const struct awafs_hdr *h)
 {

@@ -738,12 +738,40 @@ awafs_ecn_ip_version(const struct awafs_hdr *h)
     return h->tunnel ? h->outer_ip_version : h->ip_version;
 }
 
+/* True if the IP header of 'version' at 'ofs' in 'frame' of 'len' bytes is
+ * ECT(0) or ECT(1). */
+static inline bool
+awafs_ip_ect(const uint8_t *frame, size_t len, uint8_t version, uint16_t ofs)
+{
+    const uint8_t *ip = frame + ofs;
+
+    if (version == 4 && (size_t) ofs + 20 <= len) {
+        return (ip[1] & 3) == 1 || (ip[1] & 3) == 2;
+    } else if (version == 6 && (size_t) ofs + 40 <= len) {
+        uint8_t ecn = (ip[1] >> 4) & 3;
+
+        return ecn == 1 || ecn == 2;
+    }
+    return false;
+}
+
 /* True if the IPv4 or IPv6 packet parsed into 'h' is ECT(0) or ECT(1).  A
  * tunnelled one only if both its outer and its inner IP headers are: the
  * mark goes on the outer header, and a decapsulator that follows RFC 6040
- * copies it inwards, or drops the packet if the inner is not ECT. */
-bool awafs_ecn_capable(const uint8_t *frame, size_t len,
-                       const struct awafs_hdr *h);
+ * copies it inwards, or drops the packet if the inner is not ECT.  Inline,
+ * for the per-packet path of a port that marks. */
+static inline bool
+awafs_ecn_capable(const uint8_t *frame, size_t len,
+                  const struct awafs_hdr *h)
+{
+    /* RFC 6040, section 4.2: a decapsulator drops a CE outer with a
+     * Not-ECT inner, so a tunnelled packet must be ECT on both. */
+    return (awafs_ip_ect(frame, len, awafs_ecn_ip_version(h),
+                         awafs_ecn_l3_ofs(h))
+            && (!h->tunnel
+                || awafs_ip_ect(frame, len, h->ip_version, h->l3_ofs)));
+}
+
 /* Sets CE on an ECT(0)/ECT(1) IPv4 or IPv6 packet parsed into 'h' (IPv4
  * checksum updated), on the outer header of a tunnelled one whose inner is
  * ECT.  Returns true if it marked the packet. */
