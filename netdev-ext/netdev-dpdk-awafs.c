@@ -2324,7 +2324,7 @@ awafs_qos_classify_one(struct awafs_qos *aq, struct awafs_txq *tq,
 /* The passes below mark packets of a batch in bit masks of 32 bits. */
 BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
 
-/* With host trust, no karuna and no ECN marking, the first pass of
+/* With host trust and no karuna, the first pass of
  * awafs_qos_classify_batch() over the 'n' packets in 'pkts': classifies into
  * 'tq->batch', with no call, each frame whose queue awafs_qos_classify()
  * gives without one (an unpadded TCP segment read by awafs_parse_fast(), or
@@ -2332,13 +2332,15 @@ BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
  * awafs_qos_classify_one().  Of the frames it classified, adds to '*reports'
  * those that report a completion (awafs_qos_count_reports()) and to
  * '*byte_free' the segments without data (awafs_qos_byte_free()), whose
- * queue it leaves to them.  Records every packet's length in 'tq->batch',
- * and in '*bytesp' the bytes the shaper charges for them all.  A loop
- * without calls keeps what it uses in registers. */
-static inline uint32_t
+ * queue it leaves to them.  Records every packet's length in 'tq->batch'
+ * (and, with 'ecn', what marking its frames needs), and in '*bytesp' the
+ * bytes the shaper charges for them all.  A loop without calls keeps what
+ * it uses in registers; inlined, with 'ecn' a constant, it is two loops,
+ * and a port that does not mark has no test of it per packet. */
+static inline uint32_t ALWAYS_INLINE
 awafs_qos_classify_fast(struct awafs_txq *tq,
                         const struct awafs_qos_params *p,
-                        const struct awafs_thresholds *thr,
+                        const struct awafs_thresholds *thr, const bool ecn,
                         struct rte_mbuf **pkts, int n, uint64_t *bytesp,
                         uint32_t *reports, uint32_t *byte_free)
 {
@@ -2368,6 +2370,9 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
         if (!awafs_frame_may_be_ip(data, head_len)) {
             b->queues[i] = default_queue;
             n_not_ip++;
+            if (ecn) {
+                b->ecn[i] = false;
+            }
             continue;
         }
         r = awafs_parse_fast(data, head_len, len, &h);
@@ -2386,6 +2391,11 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
         }
         if (!h.payload_len) {
             *byte_free |= 1u << i;
+        }
+        if (ecn) {
+            b->ecn[i] = awafs_ecn_capable(data, head_len, &h);
+            b->l3_ofs[i] = awafs_ecn_l3_ofs(&h);
+            b->ip_version[i] = awafs_ecn_ip_version(&h);
         }
     }
     tq->parse.n[AWAFS_PARSE_OK] += n_ok;
@@ -2452,9 +2462,12 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
     uint64_t bytes = 0;
     int i;
 
-    if (p->trust == AWAFS_TRUST_HOST && !beta && !p->ecn_threshold) {
-        slow = awafs_qos_classify_fast(tq, p, thr, pkts, n, &bytes,
-                                       &reports, &byte_free);
+    if (p->trust == AWAFS_TRUST_HOST && !beta) {
+        slow = (p->ecn_threshold
+                ? awafs_qos_classify_fast(tq, p, thr, true, pkts, n, &bytes,
+                                          &reports, &byte_free)
+                : awafs_qos_classify_fast(tq, p, thr, false, pkts, n, &bytes,
+                                          &reports, &byte_free));
         awafs_qos_count_reports(aq, tq, pkts, reports, &clock);
         awafs_qos_byte_free(tq, p, byte_free, &clock);
     } else {
