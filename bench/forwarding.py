@@ -55,6 +55,8 @@ CONFIGS = {
     "awafs-adaptive-2q": {"queues": 2},
     "awafs-adaptive-4q": {"queues": 4},
     "awafs-adaptive-8q": {"queues": 8},
+    # Marking as for DCTCP (what it reads of every frame; little is queued).
+    "awafs-adaptive-4q-ecn": {"queues": 4, "ecn-threshold": 20},
     # The switch's own flow table on every packet (trust=switch).
     "awafs-adaptive-4q-switch": {"queues": 4, "trust": "switch"},
     # ... and TFS+ on it (tardy flows to queue 0 below 100 kB).
