@@ -110,7 +110,10 @@ def run(source="null", size=64, names=None, vswitchd=None, seconds=3.0,
     callgrind_annotate to read by source line."""
     names = names or ["no-qos", "awafs-adaptive-4q"]
     out = Path(tempfile.mkdtemp(prefix="awafs-callgrind-"))
+    # Fair scheduling: valgrind runs one thread at a time, and without it
+    # the busy PMD starves the main thread that takes the configuration.
     wrapper = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+               "--fair-sched=yes",
                f"--callgrind-out-file={out}/cg.%p",
                f"--log-file={out}/valgrind.log"]
     results = {}

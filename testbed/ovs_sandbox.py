@@ -91,6 +91,10 @@ class OvsSandbox:
         self.dpdk = dpdk
         self.netns = list(netns)
         self.wrapper = list(wrapper)
+        # Under a tool the switch runs tens of times slower, and slower
+        # still when the machine is in its slow state: its commands wait
+        # longer.
+        self.patience = 6 if wrapper else 1
         if dpdk and not wrapper:
             ensure_hugepages()
         self.dir = Path(tempfile.mkdtemp(prefix="awafs-ovs-"))
@@ -164,20 +168,21 @@ class OvsSandbox:
         if self.dpdk:
             self._wait_for(lambda: self.vsctl("get", "Open_vSwitch", ".",
                                               "dpdk_initialized").strip()
-                           == "true", 60, "DPDK initialisation")
+                           == "true", 60 * self.patience,
+                           "DPDK initialisation")
         else:
-            self._wait_for(lambda: self.appctl("version", check=False), 30,
-                           "ovs-vswitchd")
+            self._wait_for(lambda: self.appctl("version", check=False),
+                           30 * self.patience, "ovs-vswitchd")
 
     def stop_vswitchd(self):
         """Asks ovs-vswitchd to exit; an exit other than 0 within 20 s (a
         crash, an abort, a hang) is recorded for stop() to report.  Under a
-        tool it has 120 s: valgrind runs its threads one at a time and
-        writes its results at the exit."""
-        grace = 120 if self.wrapper else 20
+        tool it has 'patience' times longer: valgrind runs its threads one at
+        a time and writes its results at the exit."""
+        grace = 20 * self.patience
         if self.vswitchd and self.vswitchd.poll() is None:
             try:
-                self.appctl("exit", timeout=grace)
+                self.appctl("exit", timeout=20)
             except (OvsError, subprocess.TimeoutExpired):
                 pass
             try:
@@ -252,12 +257,13 @@ class OvsSandbox:
 
     def vsctl(self, *args, timeout=60, check=True):
         return self._run([str(BIN / "ovs-vsctl"), f"--db={self.db_sock}",
-                          "--timeout=50", *args], timeout, check)
+                          f"--timeout={50 * self.patience}", *args],
+                         timeout * self.patience, check)
 
     def appctl(self, *args, timeout=30, check=True):
         return self._run([str(BIN / "ovs-appctl"), "-t",
                           str(self.dir / "ovs-vswitchd.ctl"), *args],
-                         timeout, check)
+                         timeout * self.patience, check)
 
     def appctl_ovsdb(self, *args, timeout=30):
         """ovs-appctl to the sandbox's ovsdb-server."""
