@@ -2169,6 +2169,43 @@ awafs_qos_karuna_queue(struct awafs_txq *tq,
     return awafs_karuna_classify(alpha, beta, type, size, bytes_sent, aged);
 }
 
+/* What awafs_qos_classify() makes of a frame the parser read into 'h' ('r'
+ * its result), in every trust mode (docs/design.md, "Byte-free segments"):
+ * a TCP frame padded past the Ethernet minimum goes to the lowest queue, a
+ * TCP segment without payload (an ACK, SYN or FIN: it delays no one and
+ * paces its flow) to queue 0 within the budget for them, and every other
+ * frame to its trust mode's queue.  Shared by both passes of
+ * awafs_qos_classify_batch(). */
+enum awafs_frame_kind {
+    AWAFS_FRAME_DATA,           /* The trust mode's queue. */
+    AWAFS_FRAME_PADDED,         /* The lowest queue. */
+    AWAFS_FRAME_BYTE_FREE,      /* Queue 0 within the budget. */
+};
+
+static inline enum awafs_frame_kind
+awafs_qos_frame_kind(enum awafs_parse_result r, const struct awafs_hdr *h)
+{
+    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
+        return AWAFS_FRAME_DATA;
+    }
+    return (OVS_UNLIKELY(h->padded) ? AWAFS_FRAME_PADDED
+            : !h->payload_len ? AWAFS_FRAME_BYTE_FREE
+            : AWAFS_FRAME_DATA);
+}
+
+/* With trust=host and no karuna, the queue of a frame of kind
+ * AWAFS_FRAME_DATA parsed into 'h' ('r' the result): by the bytes its
+ * header says its flow sent, else the default.  Shared by both passes of
+ * awafs_qos_classify_batch(). */
+static inline unsigned int
+awafs_qos_host_queue(const struct awafs_qos_params *p,
+                     const struct awafs_thresholds *thr,
+                     enum awafs_parse_result r, const struct awafs_hdr *h)
+{
+    return (r == AWAFS_PARSE_OK ? awafs_classify(thr, h->bytes_sent)
+            : p->default_queue);
+}
+
 /* The queue for a packet parsed into 'h' ('r' the parse result) from the
  * 'head_len' bytes at 'data', and the completions it reports, under the
  * port's trust mode; 'beta' is nonnull with karuna.  'clock' is the
@@ -2187,20 +2224,15 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
     int64_t now_us;
 
     if (p->trust == AWAFS_TRUST_HOST) {
-        if (r != AWAFS_PARSE_OK) {
-            /* A TCP segment without data (an ACK, SYN or FIN of a host
-             * without the agent) delays no one and paces its flow: queue 0
-             * within the budget (awafs_qos_classify()). */
-            return (r == AWAFS_PARSE_NO_OPTION && !h->payload_len
-                    ? 0 : p->default_queue);
+        if (r == AWAFS_PARSE_OK) {
+            awafs_qos_host_completions(aq, tq, data, h, clock);
+            if (beta) {
+                return awafs_qos_karuna_queue(tq, thr, beta, h,
+                                              awafs_karuna_type(h->karuna),
+                                              h->bytes_sent, -1, false);
+            }
         }
-        awafs_qos_host_completions(aq, tq, data, h, clock);
-        if (beta) {
-            return awafs_qos_karuna_queue(tq, thr, beta, h,
-                                          awafs_karuna_type(h->karuna),
-                                          h->bytes_sent, -1, false);
-        }
-        return awafs_classify(thr, h->bytes_sent);
+        return awafs_qos_host_queue(p, thr, r, h);
     }
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
         || !awafs_flow_key_from_frame(data, head_len, h, &key)) {
@@ -2221,11 +2253,9 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
     return fr.queue;
 }
 
-/* awafs_qos_classify__(), then the rules for what a frame of 'len' bytes
- * carries, in every trust mode (docs/design.md, "Byte-free segments"): a
- * TCP frame padded past the Ethernet minimum goes to the lowest queue, and
- * a TCP segment without payload to queue 0 only within the instance's
- * budget for them (and, with a flow table, its source's).  'clock' is the
+/* awafs_qos_classify__(), then awafs_qos_frame_kind()'s rule for the frame
+ * of 'len' bytes: the budget for segments without payload is the
+ * instance's (and, with a flow table, their source's).  'clock' is the
  * batch's. */
 static unsigned int
 awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
@@ -2241,14 +2271,13 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                                           head_len, r, h, clock,
                                           &byte_free_refused);
 
-    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
+    switch (awafs_qos_frame_kind(r, h)) {
+    case AWAFS_FRAME_DATA:
         return q;
-    }
-    if (OVS_UNLIKELY(h->padded)) {
+    case AWAFS_FRAME_PADDED:
         tq->padded++;
         return p->n_queues - 1;
-    }
-    if (!h->payload_len) {
+    case AWAFS_FRAME_BYTE_FREE:
         if (byte_free_refused) {
             return p->n_queues - 1;
         }
@@ -2256,7 +2285,7 @@ awafs_qos_classify(struct awafs_qos *aq, struct awafs_txq *tq,
                                      len, p->n_queues,
                                      &tq->byte_free_over);
     }
-    return q;
+    OVS_NOT_REACHED();
 }
 
 /* The queue a 'set_queue' action named, given the packet's 'skb_priority'
@@ -2326,10 +2355,11 @@ BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
 
 /* With host trust and no karuna, the first pass of
  * awafs_qos_classify_batch() over the 'n' packets in 'pkts': classifies into
- * 'tq->batch', with no call, each frame whose queue awafs_qos_classify()
- * gives without one (an unpadded TCP segment read by awafs_parse_fast(), or
- * a frame that is not IP), and returns the others as a bit mask, for
- * awafs_qos_classify_one().  Of the frames it classified, adds to '*reports'
+ * 'tq->batch', with no call and by the functions awafs_qos_classify() uses,
+ * each frame whose queue it gives without one (an unpadded TCP segment read
+ * by awafs_parse_fast(), or a frame that is not IP), and returns the others
+ * as a bit mask, for awafs_qos_classify_one().  Of the frames it
+ * classified, adds to '*reports'
  * those that report a completion (awafs_qos_count_reports()) and to
  * '*byte_free' the segments without data (awafs_qos_byte_free()), whose
  * queue it leaves to them.  Records every packet's length in 'tq->batch'
@@ -2358,6 +2388,7 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
         uint32_t head_len = rte_pktmbuf_data_len(m);
         uint32_t len = rte_pktmbuf_pkt_len(m);
         enum awafs_parse_result r;
+        enum awafs_frame_kind kind;
         struct awafs_hdr h;
 
         b->lens[i] = len;
@@ -2375,21 +2406,28 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
             }
             continue;
         }
+        /* Frames the fast parse does not read, malformed and padded frames
+         * (with counters of their own) are the second pass's. */
         r = awafs_parse_fast(data, head_len, len, &h);
-        if (r == AWAFS_PARSE_OK && !h.padded) {
-            b->queues[i] = awafs_classify(thr, h.bytes_sent);
+        if (r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) {
+            slow |= 1u << i;
+            continue;
+        }
+        kind = awafs_qos_frame_kind(r, &h);
+        if (kind == AWAFS_FRAME_PADDED) {
+            slow |= 1u << i;
+            continue;
+        }
+        b->queues[i] = awafs_qos_host_queue(p, thr, r, &h);
+        if (r == AWAFS_PARSE_OK) {
             n_ok++;
             if (OVS_UNLIKELY(awafs_qos_reports(&h))) {
                 *reports |= 1u << i;
             }
-        } else if (r == AWAFS_PARSE_NO_OPTION && !h.padded) {
-            b->queues[i] = default_queue;
-            n_no_option++;
         } else {
-            slow |= 1u << i;
-            continue;
+            n_no_option++;
         }
-        if (!h.payload_len) {
+        if (kind == AWAFS_FRAME_BYTE_FREE) {
             *byte_free |= 1u << i;
         }
         if (ecn) {
