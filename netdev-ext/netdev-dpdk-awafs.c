@@ -2185,7 +2185,8 @@ enum awafs_frame_kind {
 static inline enum awafs_frame_kind
 awafs_qos_frame_kind(enum awafs_parse_result r, const struct awafs_hdr *h)
 {
-    if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
+    /* Only a TCP header read whole gives OK or NO_OPTION. */
+    if (r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) {
         return AWAFS_FRAME_DATA;
     }
     return (OVS_UNLIKELY(h->padded) ? AWAFS_FRAME_PADDED
@@ -2195,15 +2196,16 @@ awafs_qos_frame_kind(enum awafs_parse_result r, const struct awafs_hdr *h)
 
 /* With trust=host and no karuna, the queue of a frame of kind
  * AWAFS_FRAME_DATA parsed into 'h' ('r' the result): by the bytes its
- * header says its flow sent, else the default.  Shared by both passes of
+ * header says its flow sent, else 'default_queue' (the port's, which the
+ * first pass keeps in a register).  Shared by both passes of
  * awafs_qos_classify_batch(). */
 static inline unsigned int
-awafs_qos_host_queue(const struct awafs_qos_params *p,
-                     const struct awafs_thresholds *thr,
+awafs_qos_host_queue(const struct awafs_thresholds *thr,
+                     uint8_t default_queue,
                      enum awafs_parse_result r, const struct awafs_hdr *h)
 {
     return (r == AWAFS_PARSE_OK ? awafs_classify(thr, h->bytes_sent)
-            : p->default_queue);
+            : default_queue);
 }
 
 /* The queue for a packet parsed into 'h' ('r' the parse result) from the
@@ -2232,7 +2234,7 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                                               h->bytes_sent, -1, false);
             }
         }
-        return awafs_qos_host_queue(p, thr, r, h);
+        return awafs_qos_host_queue(thr, p->default_queue, r, h);
     }
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
         || !awafs_flow_key_from_frame(data, head_len, h, &key)) {
@@ -2409,16 +2411,13 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
         /* Frames the fast parse does not read, malformed and padded frames
          * (with counters of their own) are the second pass's. */
         r = awafs_parse_fast(data, head_len, len, &h);
-        if (r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) {
-            slow |= 1u << i;
-            continue;
-        }
         kind = awafs_qos_frame_kind(r, &h);
-        if (kind == AWAFS_FRAME_PADDED) {
+        if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
+            || kind == AWAFS_FRAME_PADDED) {
             slow |= 1u << i;
             continue;
         }
-        b->queues[i] = awafs_qos_host_queue(p, thr, r, &h);
+        b->queues[i] = awafs_qos_host_queue(thr, default_queue, r, &h);
         if (r == AWAFS_PARSE_OK) {
             n_ok++;
             if (OVS_UNLIKELY(awafs_qos_reports(&h))) {
