@@ -2361,14 +2361,14 @@ BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
  * each frame whose queue it gives without one (an unpadded TCP segment read
  * by awafs_parse_fast(), or a frame that is not IP), and returns the others
  * as a bit mask, for awafs_qos_classify_one().  Of the frames it
- * classified, adds to '*reports'
- * those that report a completion (awafs_qos_count_reports()) and to
- * '*byte_free' the segments without data (awafs_qos_byte_free()), whose
- * queue it leaves to them.  Records every packet's length in 'tq->batch'
- * (and, with 'ecn', what marking its frames needs), and in '*bytesp' the
- * bytes the shaper charges for them all.  A loop without calls keeps what
- * it uses in registers; inlined, with 'ecn' a constant, it is two loops,
- * and a port that does not mark has no test of it per packet. */
+ * classified, adds to '*reports' those that report a completion
+ * (awafs_qos_count_reports()) and to '*byte_free' the segments without
+ * data (awafs_qos_byte_free()), whose queue it leaves to them.  Records
+ * every packet's length in 'tq->batch' (and, with 'ecn', what marking its
+ * frames needs), and in '*bytesp' the bytes the shaper charges for them
+ * all.  A loop without calls keeps what it uses in registers; inlined, with
+ * 'ecn' a constant, it is two loops, and a port that does not mark has no
+ * test of it per packet. */
 static inline uint32_t ALWAYS_INLINE
 awafs_qos_classify_fast(struct awafs_txq *tq,
                         const struct awafs_qos_params *p,
