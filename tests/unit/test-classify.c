@@ -44,6 +44,27 @@ test_eight_queues(void **state)
     }
 }
 
+/* Only the thresholds of the queues in use are compared: entries past them
+ * that are not UINT64_MAX never move a flow past the last queue. */
+static void
+test_unused_thresholds_not_read(void **state)
+{
+    (void) state;
+    for (uint32_t n = AWAFS_MIN_QUEUES; n <= AWAFS_MAX_QUEUES; n++) {
+        struct awafs_thresholds t = { .n_queues = n };
+
+        for (uint32_t i = 0; i < AWAFS_MAX_THRESHOLDS; i++) {
+            t.thr[i] = i < n - 1 ? 100 * (i + 1) : 0;
+        }
+        assert_int_equal(awafs_classify(&t, 0), 0);
+        for (uint32_t q = 1; q < n; q++) {
+            assert_int_equal(awafs_classify(&t, 100 * q - 1), q - 1);
+            assert_int_equal(awafs_classify(&t, 100 * q), q);
+        }
+        assert_int_equal(awafs_classify(&t, UINT64_MAX), n - 1);
+    }
+}
+
 static void
 test_equal_thresholds_skip_a_queue(void **state)
 {
@@ -119,6 +140,7 @@ AWAFS_UNIT_MAIN(classify)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_queues),
         cmocka_unit_test(test_eight_queues),
+        cmocka_unit_test(test_unused_thresholds_not_read),
         cmocka_unit_test(test_equal_thresholds_skip_a_queue),
         cmocka_unit_test(test_zero_threshold),
         cmocka_unit_test(test_karuna),
