@@ -276,6 +276,10 @@ awafs_rd32(const uint8_t *p)
 #define AWAFS_TCP_OPT_MSS 2
 #define AWAFS_TCP_OPT_MSS_LEN 4
 
+#if AWAFS_OPT_PREV_LEN != 8 || AWAFS_OPT_KARUNA_LEN != 4
+#error "awafs_parse_tcp_options() reads the extras' lengths as bits"
+#endif
+
 /* Reads the TCP options in [opt, end) into 'hdr': OK with the AWAFS option
  * read, NO_OPTION, or MALFORMED (a bad option length, a bad AWAFS option or
  * a second one). */
@@ -319,10 +323,10 @@ awafs_parse_tcp_options(const uint8_t *opt, const uint8_t *end,
              * the previous message, + 4 with the Karuna word, last. */
             base = hdr->completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
             extra = len - base;
-            if (len < base || (extra != 0 && extra != AWAFS_OPT_PREV_LEN
-                               && extra != AWAFS_OPT_KARUNA_LEN
-                               && extra != (AWAFS_OPT_PREV_LEN
-                                            + AWAFS_OPT_KARUNA_LEN))) {
+            /* 0, 4, 8 or 12 bytes: no bit set but these two.  A 'len'
+             * below 'base' wraps to a value with others. */
+            if (extra & ~(size_t) (AWAFS_OPT_PREV_LEN
+                                   | AWAFS_OPT_KARUNA_LEN)) {
                 return AWAFS_PARSE_MALFORMED;
             }
             hdr->flow_size = hdr->completed ? awafs_rd32(opt + 8) : 0;
