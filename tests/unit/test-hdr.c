@@ -433,6 +433,39 @@ test_bad_awafs_option(void **state)
     assert_int_equal(parse_opts(o, 4), AWAFS_PARSE_NO_OPTION);
 }
 
+/* Every length an AWAFS option can take in a TCP header, with and without
+ * the completed bit: only the forms of docs/header.md (8 or 12 bytes, + 8
+ * with the previous message's report, + 4 with the Karuna word) parse. */
+static void
+test_every_option_length(void **state)
+{
+    (void) state;
+    for (int completed = 0; completed < 2; completed++) {
+        size_t base = completed ? AWAFS_OPT_LEN_COMPLETED : AWAFS_OPT_LEN;
+
+        for (size_t len = 4; len <= 40; len++) {
+            uint8_t o[40];
+            size_t room = (len + 3) / 4 * 4;
+            bool valid = (len == base || len == base + 4
+                          || len == base + 8 || len == base + 12);
+
+            memset(o, AWAFS_TCP_OPT_NOP, sizeof o);
+            memset(o, 0, len);
+            o[0] = AWAFS_OPT_KIND;
+            o[1] = len;
+            o[2] = AWAFS_OPT_EXID >> 8;
+            o[3] = AWAFS_OPT_EXID & 0xff;
+            o[4] = completed ? 0x80 : 0;
+            o[7] = 1;                       /* Bytes sent. */
+            if (len >= 12) {
+                o[11] = 100;                /* The flow's size, if any. */
+            }
+            assert_int_equal(parse_opts(o, room),
+                             valid ? AWAFS_PARSE_OK : AWAFS_PARSE_MALFORMED);
+        }
+    }
+}
+
 static void
 test_stats_count_every_result(void **state)
 {
@@ -918,6 +951,7 @@ AWAFS_UNIT_MAIN(hdr)
         cmocka_unit_test(test_bad_tcp_header),
         cmocka_unit_test(test_bad_option_lengths),
         cmocka_unit_test(test_bad_awafs_option),
+        cmocka_unit_test(test_every_option_length),
         cmocka_unit_test(test_stats_count_every_result),
         cmocka_unit_test(test_tunnel_inner_headers),
         cmocka_unit_test(test_tunnel_configured_port),
