@@ -214,6 +214,9 @@ struct awafs_txq {
         uint8_t ip_version[NETDEV_MAX_BURST];
         uint16_t l3_ofs[NETDEV_MAX_BURST];
         uint32_t lens[NETDEV_MAX_BURST];
+        /* The sizes that frames report (awafs_qos_count_reports()). */
+        uint32_t flow_sizes[NETDEV_MAX_BURST];
+        uint32_t prev_sizes[NETDEV_MAX_BURST];
     } batch;
 };
 
@@ -2091,27 +2094,30 @@ awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
     }
 }
 
-/* A completion of 'size' bytes that the host sending the frame at 'data',
- * parsed into 'h', reports, unless that host's source address is over
- * 'completion-rate-limit'. */
+/* A completion of 'size' bytes that the host with source address 'src'
+ * reports, unless that address is over 'completion-rate-limit'. */
 static void
 awafs_qos_host_complete(struct awafs_qos *aq, struct awafs_txq *tq,
-                        const uint8_t *data, const struct awafs_hdr *h,
-                        int64_t now_us, uint64_t size,
+                        const uint8_t src[16], int64_t now_us, uint64_t size,
                         enum awafs_flow_type type)
 {
-    uint8_t src[16] = { 0 };
-
-    /* awafs_parse() checked the whole IP header. */
-    if (h->ip_version == 4) {
-        memcpy(src, data + h->l3_ofs + 12, 4);
-    } else {
-        memcpy(src, data + h->l3_ofs + 8, 16);
-    }
     if (tq->srclimit && !awafs_srclimit_allow(tq->srclimit, src, now_us)) {
         return;
     }
     awafs_qos_complete(aq, tq, now_us, size, type, src);
+}
+
+/* The source address, IPv4 in its first 4 bytes, of the IP header at
+ * 'l3', of 'ip_version', which awafs_parse() checked whole. */
+static inline void
+awafs_qos_src(const uint8_t *l3, uint8_t ip_version, uint8_t src[16])
+{
+    memset(src, 0, 16);
+    if (ip_version == 4) {
+        memcpy(src, l3 + 12, 4);
+    } else {
+        memcpy(src, l3 + 8, 16);
+    }
 }
 
 /* True if the header parsed into 'h' reports a completion that a switch
@@ -2130,13 +2136,20 @@ awafs_qos_host_completions(struct awafs_qos *aq, struct awafs_txq *tq,
                            struct awafs_clock *clock)
 {
     enum awafs_flow_type type = awafs_karuna_type(h->karuna);
+    bool completion = awafs_hdr_counts_completion(h);
+    bool prev = awafs_hdr_counts_prev(h);
+    uint8_t src[16];
 
-    if (awafs_hdr_counts_completion(h)) {
-        awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
+    if (!completion && !prev) {
+        return;
+    }
+    awafs_qos_src(data + h->l3_ofs, h->ip_version, src);
+    if (completion) {
+        awafs_qos_host_complete(aq, tq, src, awafs_clock_us(clock),
                                 h->flow_size, type);
     }
-    if (awafs_hdr_counts_prev(h)) {
-        awafs_qos_host_complete(aq, tq, data, h, awafs_clock_us(clock),
+    if (prev) {
+        awafs_qos_host_complete(aq, tq, src, awafs_clock_us(clock),
                                 h->prev_size, type);
     }
 }
@@ -2361,12 +2374,13 @@ BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
  * each frame whose queue it gives without one (an unpadded TCP segment read
  * by awafs_parse_fast(), or a frame that is not IP), and returns the others
  * as a bit mask, for awafs_qos_classify_one().  Of the frames it
- * classified, adds to '*reports' those that report a completion
- * (awafs_qos_count_reports()) and to '*byte_free' the segments without
- * data (awafs_qos_byte_free()), whose queue it leaves to them.  Records
- * every packet's length in 'tq->batch' (and, with 'ecn', what marking its
- * frames needs), and in '*bytesp' the bytes the shaper charges for them
- * all.  A loop without calls keeps what it uses in registers; inlined, with
+ * classified, adds to '*completions' and '*prevs' those that report a
+ * completion of their message or of the previous one, noting the sizes in
+ * 'tq->batch' (awafs_qos_count_reports()), and to '*byte_free' the
+ * segments without data (awafs_qos_byte_free()), whose queue it leaves to
+ * them.  Records every packet's length in 'tq->batch' (and, with 'ecn',
+ * what marking its frames needs), and in '*bytesp' the bytes the shaper
+ * charges for them all.  A loop without calls keeps what it uses in registers; inlined, with
  * 'ecn' a constant, it is two loops, and a port that does not mark has no
  * test of it per packet. */
 static inline uint32_t ALWAYS_INLINE
@@ -2374,7 +2388,8 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
                         const struct awafs_qos_params *p,
                         const struct awafs_thresholds *thr, const bool ecn,
                         struct rte_mbuf **pkts, int n, uint64_t *bytesp,
-                        uint32_t *reports, uint32_t *byte_free)
+                        uint32_t *completions, uint32_t *prevs,
+                        uint32_t *byte_free)
 {
     const uint8_t default_queue = p->default_queue;
     struct awafs_batch *b = &tq->batch;
@@ -2421,7 +2436,14 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
         if (r == AWAFS_PARSE_OK) {
             n_ok++;
             if (OVS_UNLIKELY(awafs_qos_reports(&h))) {
-                *reports |= 1u << i;
+                if (awafs_hdr_counts_completion(&h)) {
+                    *completions |= 1u << i;
+                }
+                if (awafs_hdr_counts_prev(&h)) {
+                    *prevs |= 1u << i;
+                }
+                b->flow_sizes[i] = h.flow_size;
+                b->prev_sizes[i] = h.prev_size;
             }
         } else {
             n_no_option++;
@@ -2442,23 +2464,32 @@ awafs_qos_classify_fast(struct awafs_txq *tq,
     return slow;
 }
 
-/* With trust=host, counts the completions of each packet of 'pkts' in
- * 'reports', a bit mask of frames that awafs_qos_classify_fast() classified.
- * Read again, as few frames report one.  'clock' is the batch's. */
+/* With trust=host and no karuna, counts the completions that the packets
+ * of 'pkts' report, by the bit masks and sizes awafs_qos_classify_fast()
+ * left: 'completions' (of the frame's message) and 'prevs' (of the one
+ * before).  Its frames are IPv4 without options.  'clock' is the
+ * batch's. */
 static void
 awafs_qos_count_reports(struct awafs_qos *aq, struct awafs_txq *tq,
-                        struct rte_mbuf **pkts, uint32_t reports,
-                        struct awafs_clock *clock)
+                        struct rte_mbuf **pkts, uint32_t completions,
+                        uint32_t prevs, struct awafs_clock *clock)
 {
+    const struct awafs_batch *b = &tq->batch;
     int i;
 
-    ULLONG_FOR_EACH_1 (i, reports) {
+    ULLONG_FOR_EACH_1 (i, completions | prevs) {
         const uint8_t *data = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
-        struct awafs_hdr h;
+        uint8_t src[16];
 
-        awafs_parse_fast(data, rte_pktmbuf_data_len(pkts[i]),
-                         rte_pktmbuf_pkt_len(pkts[i]), &h);
-        awafs_qos_host_completions(aq, tq, data, &h, clock);
+        awafs_qos_src(data + AWAFS_ETH_HLEN, 4, src);
+        if (completions & (1u << i)) {
+            awafs_qos_host_complete(aq, tq, src, awafs_clock_us(clock),
+                                    b->flow_sizes[i], AWAFS_FLOW_UNKNOWN);
+        }
+        if (prevs & (1u << i)) {
+            awafs_qos_host_complete(aq, tq, src, awafs_clock_us(clock),
+                                    b->prev_sizes[i], AWAFS_FLOW_UNKNOWN);
+        }
     }
 }
 
@@ -2495,17 +2526,17 @@ awafs_qos_classify_batch(struct awafs_qos *aq, struct awafs_txq *tq,
                     : NULL;
     struct awafs_batch *b = &tq->batch;
     struct awafs_clock clock = AWAFS_CLOCK_INIT;
-    uint32_t slow, reports = 0, byte_free = 0;
+    uint32_t slow, completions = 0, prevs = 0, byte_free = 0;
     uint64_t bytes = 0;
     int i;
 
     if (p->trust == AWAFS_TRUST_HOST && !beta) {
         slow = (p->ecn_threshold
                 ? awafs_qos_classify_fast(tq, p, thr, true, pkts, n, &bytes,
-                                          &reports, &byte_free)
+                                          &completions, &prevs, &byte_free)
                 : awafs_qos_classify_fast(tq, p, thr, false, pkts, n, &bytes,
-                                          &reports, &byte_free));
-        awafs_qos_count_reports(aq, tq, pkts, reports, &clock);
+                                          &completions, &prevs, &byte_free));
+        awafs_qos_count_reports(aq, tq, pkts, completions, prevs, &clock);
         awafs_qos_byte_free(tq, p, byte_free, &clock);
     } else {
         for (i = 0; i < n; i++) {
