@@ -2380,9 +2380,9 @@ BUILD_ASSERT_DECL(NETDEV_MAX_BURST <= 32);
  * segments without data (awafs_qos_byte_free()), whose queue it leaves to
  * them.  Records every packet's length in 'tq->batch' (and, with 'ecn',
  * what marking its frames needs), and in '*bytesp' the bytes the shaper
- * charges for them all.  A loop without calls keeps what it uses in registers; inlined, with
- * 'ecn' a constant, it is two loops, and a port that does not mark has no
- * test of it per packet. */
+ * charges for them all.  A loop without calls keeps what it uses in
+ * registers; inlined, with 'ecn' a constant, it is two loops, and a port
+ * that does not mark has no test of it per packet. */
 static inline uint32_t ALWAYS_INLINE
 awafs_qos_classify_fast(struct awafs_txq *tq,
                         const struct awafs_qos_params *p,
