@@ -12,13 +12,22 @@ one ovs-vswitchd and its one PMD core.
 Offloads are off on every veth end: with them on, the kernel would hand the
 af_packet PMD 64 kB TCP super-packets and checksum-less segments.
 
-The hosts stay off the PMD's core, as a hypervisor's guests do: their
-programs run on the other CPUs, and so does their receive processing
-(RPS), which the kernel would otherwise do on the CPU that sent the frame
-into the veth, the PMD's, inside its send call.  Without that, a receiver's
-TCP stack took PMD time at every frame: iperf3 through a port shaped to
-1000 Mbit/s got 676-932 Mbit/s from run to run on the slow machine, with
-it 932-939 (tests/test_shaper_rate.py).
+The hosts' programs stay off the PMD's core, as a hypervisor's guests do:
+they run on the other CPUs.  Their receive processing the kernel does on
+the CPU that sent the frame into the veth, the PMD's, inside its send call,
+unless a bed moves it to the hosts' CPUs too (RPS, 'receive_off_pmd').
+That is a trade.  On the PMD's core a receiver's TCP stack takes PMD time
+at every frame: iperf3 through a port shaped to 1000 Mbit/s got 676-932
+Mbit/s from run to run on the slow machine, with RPS 932-939
+(tests/test_shaper_rate.py).  On the hosts' core, which runs every host's
+programs, a port's sends wait for that core (probably because the
+af_packet PMD's transmit ring frees a frame only when the kernel frees its
+packet, once the receiver has processed it): data mining at 50 % through a
+port shaped to 100 Mbit/s, DCTCP, dropped a quarter of the packets the
+port took over 20 runs, and queue 0 waited up to 98 ms; without RPS, in
+the same run, none and 6 ms.  So the evaluation's beds at 100 Mbit/s
+(testbed/senderbed.py) leave it on the PMD's core, and a bed that measures
+a shaper at line rate moves it.
 
 Only the Python API is used, never 'mn' or 'mn -c' (they clean up by
 process name); AwafsNet.close() stops exactly what it started."""
@@ -71,11 +80,13 @@ class EndHost(Host):
                 if self.cpus else [])
         return ["mnexec", "-a", str(self.pid), *cpus, *cmd]
 
-    def keep_to(self, cpus):
-        """Runs the host's programs, started from now on, and its
-        interfaces' receive processing on 'cpus' (a set of CPU numbers)
-        only."""
+    def keep_to(self, cpus, receive=True):
+        """Runs the host's programs, started from now on, and, if
+        'receive', its interfaces' receive processing (RPS) on 'cpus' (a
+        set of CPU numbers) only."""
         self.cpus = set(cpus)
+        if not receive:
+            return
         mask = f"{sum(1 << c for c in self.cpus):x}"
         self.run_with_sysfs(" && ".join(
             f"echo {mask} > /sys/class/net/{intf}/queues/rx-0/rps_cpus"
@@ -167,11 +178,12 @@ class AwafsNet:
     (an OvsSandbox) that close() stops first.  The hosts run on the CPUs
     the PMD threads do not own (EndHost.keep_to()), as a hypervisor's
     guests, unless 'off_pmd_cpus' is false (for comparison: the kernel
-    then places them anywhere).  'net' is the Mininet object; net['h1'] a
-    host."""
+    then places them anywhere); so does their receive processing if
+    'receive_off_pmd' (the module's comment says when).  'net' is the
+    Mininet object; net['h1'] a host."""
 
     def __init__(self, topo, sandbox=None, static_arp=False, prepare=None,
-                 off_pmd_cpus=True):
+                 off_pmd_cpus=True, receive_off_pmd=True):
         setLogLevel("warning")
         self.sb = sandbox or OvsSandbox()
         self.net = None
@@ -188,7 +200,7 @@ class AwafsNet:
                       - cpus_of(self.sb.pmd_cpu_mask))
             if others and off_pmd_cpus:
                 for h in self.net.hosts:
-                    h.keep_to(others)
+                    h.keep_to(others, receive=receive_off_pmd)
             if prepare:
                 self.prepared = prepare(self.sb, self.net)
             first = self.net.hosts[0]

@@ -70,7 +70,10 @@ class AgentBed:
         self.servers = []
         self.registered_dctcp = False
         self.allowed = Allowed()
-        self.net = AwafsNet(topo, static_arp=static_arp, prepare=prepare)
+        # Receive processing on the PMD's core: at 100 Mbit/s it costs the
+        # PMD little, elsewhere it holds up every port (testbed/net.py).
+        self.net = AwafsNet(topo, static_arp=static_arp, prepare=prepare,
+                            receive_off_pmd=False)
         try:
             self.sb = self.net.sb
             if uses_agent_cc(transport) \

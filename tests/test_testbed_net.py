@@ -95,24 +95,25 @@ def test_switches_are_bridges_of_the_sandboxed_switch(fabric):
 
 
 def test_hosts_stay_off_the_pmd_cpu(fabric):
-    """Every host's programs and its receive processing (RPS) run on the
-    CPUs the PMD does not poll (testbed/net.py), as a hypervisor's guests
-    do."""
+    """Every host's programs run on the CPUs the PMD does not poll
+    (testbed/net.py), as a hypervisor's guests do, and an evaluation bed
+    leaves their receive processing where the kernel does it, in the
+    PMD's send call (RPS off): moved to the hosts' CPU, it held up every
+    port's sends, and a port at 100 Mbit/s dropped a quarter of what it
+    took."""
     from testbed.net import cpus_of
 
     others = set(range(os.cpu_count())) - cpus_of(fabric.sb.pmd_cpu_mask)
     assert others, "the PMD polls every CPU"
-    mask = sum(1 << c for c in others)
     for h in fabric.net.hosts:
         allowed = h.run(sys.executable, "-c",
                         "import os; print(*os.sched_getaffinity(0))").stdout
         assert set(map(int, allowed.split())) == others, (h, allowed)
         rps = h.run_with_sysfs(
             "cat /sys/class/net/*/queues/rx-0/rps_cpus").stdout
-        # Its interfaces, and lo, which no frame of the switch reaches.
-        intfs = [i for i in h.intfNames() if i != "lo"]
-        assert sorted(int(m, 16) for m in rps.split()) == \
-            sorted([0] + [mask] * len(intfs)), (h, rps)
+        # Its interfaces and lo.
+        assert rps.split() and all(int(m, 16) == 0 for m in rps.split()), \
+            (h, rps)
 
 
 def test_tcp_between_every_pair_over_both_spines(fabric):

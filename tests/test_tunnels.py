@@ -15,9 +15,9 @@ interval.  The FCTs are printed here, not bounded: Geneve's remote end is
 a second ovs-vswitchd whose userspace datapath polls its system ports
 from the main thread on the same two cores, and its added latency went
 from +20 % to +112 % of the untunnelled mean with the machine's state
-(+111.7 % in a clean-clone run of the whole suite), and to +204 % once the
-hosts' receive processing left the PMD's core for the core that main
-thread shares with them (testbed/net.py)."""
+(+111.7 % in a clean-clone run of the whole suite), and to +204 % while
+the hosts' receive processing ran on the core that main thread shares
+with them (2026-11-29 to 2026-12-06; testbed/net.py)."""
 
 import json
 import signal
