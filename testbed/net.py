@@ -25,7 +25,7 @@ af_packet PMD's transmit ring frees a frame only when the kernel frees its
 packet, once the receiver has processed it): data mining at 50 % through a
 port shaped to 100 Mbit/s, DCTCP, dropped a quarter of the packets the
 port took over 20 runs, and queue 0 waited up to 98 ms; without RPS, in
-the same run, none and 6 ms.  So the evaluation's beds at 100 Mbit/s
+that seed's run, none and 6 ms.  So the evaluation's beds at 100 Mbit/s
 (testbed/senderbed.py) leave it on the PMD's core, and a bed that measures
 a shaper at line rate moves it.
 
