@@ -322,9 +322,13 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
         assert ran == f"{cc} ecn=1"
         runs[cc] = cuts(samples)
         # Each run's drops on their own: the cuts must be the marks', and a
-        # failure should say which transport overflowed the buffer.
+        # failure should say which transport overflowed the buffer, and
+        # whether its window did (a peak above the port's buffer of 1024)
+        # or the port stopped sending (a peak far below it).
         _, _, queues = qos.qos_show("p2")
-        assert queues[0]["dropped-packets"] == "0", (cc, queues[0])
+        peak = max(cwnd for cwnd, _ in samples)
+        assert queues[0]["dropped-packets"] == "0", (cc, "peak cwnd", peak,
+                                                     queues[0])
 
     median = {cc: c[len(c) // 2] for cc, c in runs.items()}
     assert all(len(c) >= 10 for c in runs.values()), runs
