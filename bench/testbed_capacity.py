@@ -9,11 +9,16 @@ leaf-spine fabric.  The evaluation's bottleneck must sit well below the
 unshaped capacity, so that what it measures is the scheduler, not the
 testbed.
 
-usage: python3 -m bench.testbed_capacity [--seconds S] [--hosts-anywhere]
+usage: python3 -m bench.testbed_capacity [--seconds S]
+                                        [--receive-off-pmd | --hosts-anywhere]
 
---hosts-anywhere lets the kernel place the hosts' programs and receive
-processing on any CPU, the PMD's too, as the testbed did before
-2026-11-28 (testbed/net.py AwafsNet), for comparison.
+The hosts are placed as the evaluation's beds place them
+(testbed/senderbed.py): their programs off the PMD's core, their receive
+processing on it.  --receive-off-pmd moves that too onto the hosts' core
+(RPS, as testbed/hosts.py's beds do); --hosts-anywhere lets the kernel
+place the hosts' programs and receive processing on any CPU, the PMD's
+too, as the testbed did before 2026-11-28 (testbed/net.py AwafsNet).
+Both are for comparison.
 
 Prints a markdown table (docs/evaluation.md quotes it)."""
 
@@ -66,11 +71,14 @@ def rtt_us(src, dst):
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5)
-    ap.add_argument("--hosts-anywhere", action="store_true")
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--receive-off-pmd", action="store_true")
+    where.add_argument("--hosts-anywhere", action="store_true")
     args = ap.parse_args(argv)
+    place = {"off_pmd_cpus": not args.hosts_anywhere,
+             "receive_off_pmd": args.receive_off_pmd}
     rows = []
-    star = AwafsNet(StarTopo(names=["n0", "n1", "n2", "n3"]),
-                    off_pmd_cpus=not args.hosts_anywhere)
+    star = AwafsNet(StarTopo(names=["n0", "n1", "n2", "n3"]), **place)
     try:
         n0, n1, n2, n3 = (star[n] for n in ("n0", "n1", "n2", "n3"))
         rows.append(("star, n1 -> n0, unshaped",
@@ -90,7 +98,7 @@ def main(argv):
     finally:
         star.close()
     fabric = AwafsNet(LeafSpineTopo(leaves=2, spines=2, per_leaf=2),
-                      static_arp=True, off_pmd_cpus=not args.hosts_anywhere)
+                      static_arp=True, **place)
     try:
         h1, h2, h3 = (fabric[n] for n in ("h1", "h2", "h3"))
         lo, avg = rtt_us(h1, h2)
