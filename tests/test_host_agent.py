@@ -257,14 +257,15 @@ INFINITE_SSTHRESH = 0x7fffffff
 
 
 def window_samples(path):
-    """The sender's congestion control, as its socket says, and its
-    tcp_info samples ('tcp_app.py client --tcp-info') from its first window
-    reduction on: [(cwnd, ssthresh)]."""
+    """The sender's congestion control, as its socket says, its tcp_info
+    samples ('tcp_app.py client --tcp-info') from its first window
+    reduction on, [(cwnd, ssthresh)], and the largest cwnd of all of them
+    (slow start's too)."""
     head, *lines = path.read_text().splitlines()
     rows = [tuple(map(int, line.split()[1:])) for line in lines]
     first = next(i for i, (_, ss) in enumerate(rows)
                  if ss != INFINITE_SSTHRESH)
-    return head.lstrip("# "), rows[first:]
+    return head.lstrip("# "), rows[first:], max(cwnd for cwnd, _ in rows)
 
 
 def cuts(samples):
@@ -318,7 +319,7 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
                 h.run("sysctl", "-qw", "net.ipv4.tcp_ecn=2")
             hosts.h1.run("sysctl", "-qw",
                          f"net.ipv4.tcp_congestion_control={h1_cc}")
-        ran, samples = window_samples(info)
+        ran, samples, peak = window_samples(info)
         assert ran == f"{cc} ecn=1"
         runs[cc] = cuts(samples)
         # Each run's drops on their own: the cuts must be the marks', and a
@@ -326,7 +327,6 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
         # whether its window did (a peak above the port's buffer of 1024)
         # or the port stopped sending (a peak far below it).
         _, _, queues = qos.qos_show("p2")
-        peak = max(cwnd for cwnd, _ in samples)
         assert queues[0]["dropped-packets"] == "0", (cc, "peak cwnd", peak,
                                                      queues[0])
 
