@@ -35,6 +35,7 @@ process name); AwafsNet.close() stops exactly what it started."""
 import os
 import re
 import subprocess
+import sys
 from functools import partial
 
 from mininet.log import setLogLevel
@@ -91,6 +92,21 @@ class EndHost(Host):
         self.run_with_sysfs(" && ".join(
             f"echo {mask} > /sys/class/net/{intf}/queues/rx-0/rps_cpus"
             for intf in self.intfNames() if intf != "lo"))
+
+    def placement(self):
+        """Where the host runs, as the kernel says: the CPUs its programs
+        may use (a set) and, per interface but lo, the CPUs of its
+        receive processing (RPS; an empty set: the CPU that delivered the
+        frame)."""
+        allowed = self.run(sys.executable, "-c", "import os; "
+                           "print(*os.sched_getaffinity(0))").stdout
+        receive = {}
+        for intf in self.intfNames():
+            if intf != "lo":
+                mask = self.run_with_sysfs(
+                    f"cat /sys/class/net/{intf}/queues/rx-0/rps_cpus").stdout
+                receive[intf] = cpus_of(mask.strip().replace(",", ""))
+        return set(map(int, allowed.split())), receive
 
     def run_with_sysfs(self, script):
         """Runs shell 'script' with /sys showing the host's network
@@ -157,6 +173,11 @@ def cpus_of(mask):
     return {c for c in range(bits.bit_length()) if bits >> c & 1}
 
 
+def cpus_off_pmd(sb):
+    """The CPUs that the PMD threads of switch 'sb' do not poll."""
+    return set(range(os.cpu_count())) - cpus_of(sb.pmd_cpu_mask)
+
+
 def reach(host, addr, tries=3):
     """Pings 'addr' from 'host' until one answer, at most 'tries' pings of
     5 s each: a switch whose port just came up (a tunnel's remote
@@ -196,8 +217,7 @@ class AwafsNet:
                                build=False)
             self.net.build()
             self.net.start()
-            others = (set(range(os.cpu_count()))
-                      - cpus_of(self.sb.pmd_cpu_mask))
+            others = cpus_off_pmd(self.sb)
             if others and off_pmd_cpus:
                 for h in self.net.hosts:
                     h.keep_to(others, receive=receive_off_pmd)

@@ -18,6 +18,23 @@ from testbed.traffic import AWAFS_KIND, SENT_MAX
 SIZES = [1000 + (7919 * i) % 40000 for i in range(60)]
 
 
+def test_hosts_receive_off_the_pmd_cpu(hosts):
+    """The end hosts (HostPair, testbed/hosts.py) run their programs and
+    their receive processing (RPS) off the PMD's CPU, so that a port at
+    line rate does not share the PMD with the receivers' TCP stacks
+    (testbed/net.py); the evaluation's beds leave receive processing on
+    the PMD's CPU (tests/test_testbed_net.py)."""
+    from testbed.net import cpus_off_pmd
+
+    others = cpus_off_pmd(hosts.sb)
+    assert others, "the PMD polls every CPU"
+    for h in hosts.hosts:
+        cpus, receive = h.placement()
+        assert cpus == others, (h, cpus)
+        assert receive and all(c == others for c in receive.values()), \
+            (h, receive)
+
+
 @pytest.mark.parametrize("per_message", [False, True],
                          ids=["persistent", "per-message"])
 def test_agent_reports_every_message_exactly(hosts, qos, cgroup, per_message):

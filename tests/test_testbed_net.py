@@ -5,7 +5,6 @@ of the heterogeneous-traffic experiment carries TCP between every pair of
 hosts, spreads connections over both spines, and every one of its egress
 ports takes an awafs QoS that sees the traffic."""
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -101,19 +100,14 @@ def test_hosts_stay_off_the_pmd_cpu(fabric):
     PMD's send call (RPS off): moved to the hosts' CPU, it held up every
     port's sends, and a port at 100 Mbit/s dropped a quarter of what it
     took."""
-    from testbed.net import cpus_of
+    from testbed.net import cpus_off_pmd
 
-    others = set(range(os.cpu_count())) - cpus_of(fabric.sb.pmd_cpu_mask)
+    others = cpus_off_pmd(fabric.sb)
     assert others, "the PMD polls every CPU"
     for h in fabric.net.hosts:
-        allowed = h.run(sys.executable, "-c",
-                        "import os; print(*os.sched_getaffinity(0))").stdout
-        assert set(map(int, allowed.split())) == others, (h, allowed)
-        rps = h.run_with_sysfs(
-            "cat /sys/class/net/*/queues/rx-0/rps_cpus").stdout
-        # Its interfaces and lo.
-        assert rps.split() and all(int(m, 16) == 0 for m in rps.split()), \
-            (h, rps)
+        cpus, receive = h.placement()
+        assert cpus == others, (h, cpus)
+        assert receive and all(not c for c in receive.values()), (h, receive)
 
 
 def test_tcp_between_every_pair_over_both_spines(fabric):
