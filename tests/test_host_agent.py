@@ -340,9 +340,11 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
         assert ran == f"{cc} ecn=1"
         runs[cc] = cuts(samples)
         # Each run's drops on their own: the cuts must be the marks', and a
-        # failure should say which transport overflowed the buffer, and
-        # whether its window did (a peak above the port's buffer of 1024)
-        # or the port stopped sending (a peak far below it).
+        # failure should say which transport overflowed the buffer.  One
+        # connection fills the port's 1024 packets only with about that
+        # many in flight, so the peak window says whether the sender
+        # answered the marks (a peak far below the buffer would point at
+        # the switch instead).
         _, _, queues = qos.qos_show("p2")
         assert queues[0]["dropped-packets"] == "0", (cc, "peak cwnd", peak,
                                                      queues[0])
