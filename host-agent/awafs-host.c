@@ -561,6 +561,7 @@ dctcp_status(void)
         unsigned int cwnd, alpha, ssthresh, count;
         unsigned int acks, ece_acks, ce_changes, no_ce_changes;
         unsigned int alpha_updates, last_alpha, inits;
+        unsigned int ssthresh_repairs, ssthresh_stored;
     } r;
     struct {
         unsigned int messages, rate_updates, terminated_late;
@@ -574,10 +575,10 @@ dctcp_status(void)
     printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
            "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
            "no-ce-changes=%u alpha-updates=%u alpha-now=%u/1024 "
-           "inits=%u\n",
+           "inits=%u ssthresh-repairs=%u ssthresh-stored=%#x\n",
            r.count, r.cwnd, r.alpha, r.ssthresh, r.acks, r.ece_acks,
            r.ce_changes, r.no_ce_changes, r.alpha_updates, r.last_alpha,
-           r.inits);
+           r.inits, r.ssthresh_repairs, r.ssthresh_stored);
     if (read_dctcp_pin("mcp-stats", &m)
         || read_dctcp_pin("mcp-capacity", &capacity)) {
         return fail("awafs_mcp is not registered%s", "", 0);
