@@ -224,6 +224,13 @@ def test_karuna_marks_on_sockets_that_are_not_tcp_are_counted(cgroup):
     assert counters(cgroup)["mark-not-tcp"] == 2
 
 
+def dctcp_status():
+    """awafs_dctcp's counters and last reduction ('awafs-host dctcp
+    status'), by name."""
+    out = agent("dctcp", "status").stdout.splitlines()[0]
+    return dict(kv.split("=") for kv in out.replace("last:", "").split()[1:])
+
+
 @pytest.fixture
 def dctcp(hosts):
     agent("dctcp", "register")
@@ -252,8 +259,7 @@ def test_dctcp_reacts_to_ce_in_proportion(hosts, qos, cgroup, dctcp):
     size = 3 * 10 ** 6
     assert transfer(hosts, [size], cgroup=cgroup) == size
 
-    out = agent("dctcp", "status").stdout.splitlines()[0]
-    r = dict(kv.split("=") for kv in out.replace("last:", "").split()[1:])
+    r = dctcp_status()
     assert int(r["ce-changes"]) > 0         # The receiver echoed CE.
     cwnd, ssthresh = int(r["cwnd"]), int(r["ssthresh"])
     learned_alpha = int(r["alpha-now"].split("/")[0])
@@ -345,13 +351,18 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
         # many in flight, so the peak window says whether the sender
         # answered the marks (a peak far below the buffer would point at
         # the switch instead).
+        # awafs_dctcp puts back an ssthresh the kernel stored wrongly
+        # (check_ssthresh() in host-agent/awafs_dctcp.bpf.c); how often
+        # helps read a failure.
+        repairs = dctcp_status()["ssthresh-repairs"]
         _, _, queues = qos.qos_show("p2")
         assert queues[0]["dropped-packets"] == "0", (cc, "peak cwnd", peak,
+                                                     "repairs", repairs,
                                                      queues[0])
 
     median = {cc: c[len(c) // 2] for cc, c in runs.items()}
     assert all(len(c) >= 10 for c in runs.values()), runs
     # The cwnd sampled up to a millisecond before a cut may be a segment
     # short of the one cut: that raises a ratio a little, never lowers it.
-    assert 0.75 <= median["awafs_dctcp"] < 1, runs
+    assert 0.75 <= median["awafs_dctcp"] < 1, (runs, "repairs", repairs)
     assert median["reno"] <= 0.6, runs
