@@ -191,12 +191,11 @@ cut(__u32 cwnd, __u32 alpha)
  * kernel this was measured on (6.18 in a VM, x86 with SRSO mitigations),
  * about one DCTCP test run in four saw it become 0x81104110 (the low half of
  * a return address in srso_alias_return_thunk) at a reduction for an ECN
- * echo, although ssthresh ran as often as the kernel called it (bpf_stats
- * run_cnt, no recursion misses) and set_state found the value it returned
- * in place: it changed after that.  PRR then scaled the window by it, to
- * 2^31 segments, and the sender overflowed the switch's buffer.  At the
- * next ACK, put back what ssthresh returns for the window before the
- * reduction, and count it. */
+ * echo.  dctcp_ssthresh() never returns more than the window, and bpf_stats
+ * counts no recursion misses; where the value comes from is not known.  PRR
+ * then scaled the window by it, to 2^31 segments, and the sender overflowed
+ * the switch's buffer.  At the next ACK, put back what ssthresh returns for
+ * the window before the reduction, and count it. */
 static void
 repair_ssthresh(struct sock *sk, struct dctcp *ca)
 {
