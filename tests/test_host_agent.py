@@ -363,16 +363,14 @@ def test_dctcp_cuts_the_window_as_the_kernel_sees_it(hosts, qos, cgroup,
         windows = windows_while_out_of_range(samples)
         assert windows <= 1, (cc, "windows with ssthresh out of range",
                               windows)
+        # How often awafs_dctcp put such a value back helps read a failure.
+        repairs = dctcp_status()["ssthresh-repairs"]
         # Each run's drops on their own: the cuts must be the marks', and a
         # failure should say which transport overflowed the buffer.  One
         # connection fills the port's 1024 packets only with about that
         # many in flight, so the peak window says whether the sender
         # answered the marks (a peak far below the buffer would point at
         # the switch instead).
-        # awafs_dctcp puts back an ssthresh the kernel stored wrongly
-        # (check_ssthresh() in host-agent/awafs_dctcp.bpf.c); how often
-        # helps read a failure.
-        repairs = dctcp_status()["ssthresh-repairs"]
         _, _, queues = qos.qos_show("p2")
         assert queues[0]["dropped-packets"] == "0", (cc, "peak cwnd", peak,
                                                      "repairs", repairs,
