@@ -537,19 +537,34 @@ dctcp_unregister(void)
 }
 
 /* Reads the one value of the array map pinned as 'name' under DCTCP_PIN
- * into 'value'; nonzero if there is none. */
+ * into 'value', of 'size' bytes.  Returns -ENOENT if there is none, and
+ * -EPROTO, with a message, if its values are of another size (registered
+ * by another version of awafs-host: the lookup would write past
+ * 'value'). */
 static int
-read_dctcp_pin(const char *name, void *value)
+read_dctcp_pin(const char *name, void *value, size_t size)
 {
+    struct bpf_map_info info = { 0 };
+    unsigned int info_len = sizeof info;
     char pin[PATH_MAX];
     int fd, key = 0, err;
 
     snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, name);
     fd = bpf_obj_get(pin);
     if (fd < 0) {
-        return -1;
+        return -ENOENT;
     }
-    err = bpf_map_lookup_elem(fd, &key, value);
+    err = bpf_obj_get_info_by_fd(fd, &info, &info_len);
+    if (!err && info.value_size != size) {
+        fprintf(stderr, "awafs-host: %s/%s holds values of %u bytes, this "
+                "awafs-host reads %zu: registered by another version "
+                "(dctcp unregister, then register)\n", DCTCP_PIN, name,
+                (unsigned int) info.value_size, size);
+        err = -EPROTO;
+    }
+    if (!err) {
+        err = bpf_map_lookup_elem(fd, &key, value);
+    }
     close(fd);
     return err;
 }
@@ -568,9 +583,12 @@ dctcp_status(void)
         unsigned int terminated_capacity, last_rate, setsockopt_errors;
     } m;
     unsigned long long capacity;
+    int err;
 
-    if (read_dctcp_pin("reductions", &r)) {
-        return fail("awafs_dctcp is not registered%s", "", 0);
+    err = read_dctcp_pin("reductions", &r, sizeof r);
+    if (err) {
+        return (err == -ENOENT
+                ? fail("awafs_dctcp is not registered%s", "", 0) : 1);
     }
     printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
            "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
@@ -579,9 +597,13 @@ dctcp_status(void)
            r.count, r.cwnd, r.alpha, r.ssthresh, r.acks, r.ece_acks,
            r.ce_changes, r.no_ce_changes, r.alpha_updates, r.last_alpha,
            r.inits, r.ssthresh_repairs, r.ssthresh_stored);
-    if (read_dctcp_pin("mcp-stats", &m)
-        || read_dctcp_pin("mcp-capacity", &capacity)) {
-        return fail("awafs_mcp is not registered%s", "", 0);
+    err = read_dctcp_pin("mcp-stats", &m, sizeof m);
+    if (!err) {
+        err = read_dctcp_pin("mcp-capacity", &capacity, sizeof capacity);
+    }
+    if (err) {
+        return (err == -ENOENT
+                ? fail("awafs_mcp is not registered%s", "", 0) : 1);
     }
     printf("awafs_mcp: capacity=%llu deadline-messages=%u rate-updates=%u "
            "terminated-late=%u terminated-capacity=%u last-rate=%u "

@@ -5,6 +5,7 @@ sender's cgroup, AWAFS on the receiver's port."""
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -206,6 +207,28 @@ def test_agent_errors_are_clear(cgroup, tmp_path):
     proc = agent("detach", "--cgroup", str(cgroup.path), check=False)
     assert "not attached" in proc.stderr
     assert cgroup2_root() is not None
+
+
+@pytest.mark.parametrize("value_size", [8, 256])
+def test_dctcp_counters_of_another_version_are_refused(value_size):
+    """'dctcp status' reads the counters that 'dctcp register' pinned, into
+    a struct of this version's layout; pinned by another version (values
+    smaller or larger), they are refused with a message, not read past the
+    struct."""
+    pin = Path("/sys/fs/bpf/awafs-dctcp")
+    assert not pin.exists(), "awafs_dctcp left registered"
+    pin.mkdir()
+    try:
+        subprocess.run(["bpftool", "map", "create", str(pin / "reductions"),
+                        "type", "array", "key", "4", "value",
+                        str(value_size), "entries", "1", "name",
+                        "reductions"], check=True)
+        proc = agent("dctcp", "status", check=False)
+        assert proc.returncode == 1, proc.stdout
+        assert "registered by another version" in proc.stderr
+    finally:
+        (pin / "reductions").unlink(missing_ok=True)
+        pin.rmdir()
 
 
 def test_karuna_marks_on_sockets_that_are_not_tcp_are_counted(cgroup):
