@@ -537,7 +537,7 @@ dctcp_unregister(void)
 }
 
 /* Reads the one value of the array map pinned as 'name' under DCTCP_PIN
- * into 'value', of 'size' bytes.  Returns -ENOENT if there is none, and
+ * into 'value', of 'size' bytes; nonzero if there is none.  Returns
  * -EPROTO, with a message, if its values are of another size (registered
  * by another version of awafs-host: the lookup would write past
  * 'value'). */
@@ -552,7 +552,7 @@ read_dctcp_pin(const char *name, void *value, size_t size)
     snprintf(pin, sizeof pin, "%s/%s", DCTCP_PIN, name);
     fd = bpf_obj_get(pin);
     if (fd < 0) {
-        return -ENOENT;
+        return -1;
     }
     err = bpf_obj_get_info_by_fd(fd, &info, &info_len);
     if (!err && info.value_size != size) {
@@ -587,8 +587,8 @@ dctcp_status(void)
 
     err = read_dctcp_pin("reductions", &r, sizeof r);
     if (err) {
-        return (err == -ENOENT
-                ? fail("awafs_dctcp is not registered%s", "", 0) : 1);
+        return (err == -EPROTO
+                ? 1 : fail("awafs_dctcp is not registered%s", "", 0));
     }
     printf("awafs_dctcp: reductions=%u last: cwnd=%u alpha=%u/1024 "
            "ssthresh=%u acks=%u ece-acks=%u ce-changes=%u "
@@ -602,8 +602,8 @@ dctcp_status(void)
         err = read_dctcp_pin("mcp-capacity", &capacity, sizeof capacity);
     }
     if (err) {
-        return (err == -ENOENT
-                ? fail("awafs_mcp is not registered%s", "", 0) : 1);
+        return (err == -EPROTO
+                ? 1 : fail("awafs_mcp is not registered%s", "", 0));
     }
     printf("awafs_mcp: capacity=%llu deadline-messages=%u rate-updates=%u "
            "terminated-late=%u terminated-capacity=%u last-rate=%u "
