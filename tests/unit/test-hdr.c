@@ -466,6 +466,64 @@ test_every_option_length(void **state)
     }
 }
 
+/* awafs_parse_tcp_options() of the options 'o' of 'len' bytes against the
+ * loop alone, awafs_parse_tcp_options__(): the same result, 'hdr' alike. */
+static void
+options_read_as_the_loop(const uint8_t *o, size_t len)
+{
+    struct awafs_hdr a, b;
+
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    assert_int_equal(awafs_parse_tcp_options(o, o + len, &a),
+                     awafs_parse_tcp_options__(o, o + len, &b));
+    assert_memory_equal(&a, &b, sizeof a);
+}
+
+/* The short cut for the layouts most data segments carry (the option alone
+ * or after NOP, NOP, timestamps) against the loop: on those layouts, with
+ * every option length the short cut weighs, on every one-byte change of
+ * them, and on every cut. */
+static void
+test_short_cut_reads_as_the_loop(void **state)
+{
+    static const uint8_t values[] = { 0x00, 0x01, 0x02, 0x08, 0x0a, 0x0c,
+                                      0x41, 0x57, 0x80, 0xfd, 0xfe, 0xff };
+    static const uint8_t ts[AWAFS_TCP_TS_PREFIX_LEN] = {
+        1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2,
+    };
+
+    (void) state;
+    for (int prefix = 0; prefix < 2; prefix++) {
+        for (int form = 0; form < 4; form++) {
+            uint8_t o[40];
+            size_t n = prefix ? sizeof ts : 0;
+
+            memcpy(o, ts, sizeof ts);
+            /* Data, completed, Karuna's 12 bytes, a report of the
+             * previous message. */
+            n += (form == 0 ? awafs_opt_encode(o + n, 1000, false, 0)
+                  : form == 1 ? awafs_opt_encode(o + n, 1000, true, 1500)
+                  : form == 2 ? awafs_opt_add_karuna(
+                                    o + n, awafs_opt_encode(o + n, 1000,
+                                                            false, 0), 7)
+                  : awafs_opt_encode_prev(o + n, 1000, false, 0, 300, 9));
+            for (size_t cut = 0; cut <= n; cut++) {
+                options_read_as_the_loop(o, cut);
+            }
+            for (size_t i = 0; i < n; i++) {
+                uint8_t orig = o[i];
+
+                for (size_t v = 0; v < sizeof values; v++) {
+                    o[i] = values[v];
+                    options_read_as_the_loop(o, n);
+                }
+                o[i] = orig;
+            }
+        }
+    }
+}
+
 static void
 test_stats_count_every_result(void **state)
 {
@@ -952,6 +1010,7 @@ AWAFS_UNIT_MAIN(hdr)
         cmocka_unit_test(test_bad_option_lengths),
         cmocka_unit_test(test_bad_awafs_option),
         cmocka_unit_test(test_every_option_length),
+        cmocka_unit_test(test_short_cut_reads_as_the_loop),
         cmocka_unit_test(test_stats_count_every_result),
         cmocka_unit_test(test_tunnel_inner_headers),
         cmocka_unit_test(test_tunnel_configured_port),
