@@ -197,6 +197,28 @@ def test_trust_host_reports_a_resent_last_segment_again():
     assert 100 <= r["completions"] <= 100 + r["drops"]
 
 
+def test_a_receiver_delays_its_acks_as_configured(tmp_path):
+    """Under drops a sender's window falls to one segment, which a
+    receiver that ACKs every second segment (ns-3's --delack-count 2)
+    holds for --delack-ms: waiting 500 ms instead of 40 stretches the
+    slowest flow by most of the difference, and with an ACK for every
+    segment (--delack-count 1) the 500 ms never show."""
+    def slowest(*args):
+        r = run_ns3("--flows", 100, "--buffer", 16, *args,
+                    flows_csv=tmp_path / "flows.csv")
+        assert r["drops"] > 0 and r["completed"] == 100
+        return r, max(float(f["fct_ms"])
+                      for f in read_csv(tmp_path / "flows.csv"))
+
+    base, base_ms = slowest()
+    waits, waits_ms = slowest("--delack-ms", 500)
+    every, every_ms = slowest("--delack-ms", 500, "--delack-count", 1)
+    assert (base["delack_count"], base["delack_ms"]) == (2, 40)
+    assert (every["delack_count"], every["delack_ms"]) == (1, 500)
+    assert waits_ms > base_ms + 300
+    assert every_ms < base_ms + 100
+
+
 def test_max_rate_shapes_the_port_as_the_switch_does():
     """With the receiver's link at 1 Gbit/s and the port shaped to 100
     Mbit/s (a 1 ms bucket, as the switch's max-rate), the long flows take
@@ -286,6 +308,8 @@ def test_without_a_second_workload_the_flows_are_as_before(tmp_path):
     (["--window-type", "sorted"], "window type"),
     (["--ecn-mode", "flow"], "--ecn-mode: port or queue"),
     (["--trust", "tenant"], "--trust must be switch, host or verify"),
+    (["--delack-count", "0"],
+     "--delack-count must be a whole number from 1 to 64, not '0'"),
     (["--workload", "/nonexistent.cdf"], "--workload: cannot read"),
     (["--objective", "fastest"],
      "--objective must be fct, slowdown, short or pias"),

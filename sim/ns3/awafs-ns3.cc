@@ -829,7 +829,9 @@ main(int argc, char **argv)
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
-                       TimeValue(MilliSeconds(40)));
+                       TimeValue(MicroSeconds(llround(o.delack_ms * 1e3))));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount",
+                       UintegerValue(o.delack_count));
     Config::SetDefault("ns3::TcpSocketBase::MinRto",
                        TimeValue(MicroSeconds(llround(o.min_rto_ms * 1e3))));
     Config::SetDefault("ns3::TcpSocket::ConnTimeout",
@@ -1075,15 +1077,16 @@ main(int argc, char **argv)
         }
         printf("scheme=%s trust=%s transport=%s hosts=%u rate_bps=%" PRIu64
                " access_rate_bps=%" PRIu64 " max_rate_bps=%" PRIu64
-               " load=%g buffer=%u ecn_threshold=%ld ecn_mode=%s seed=%"
-               PRIu64
+               " load=%g buffer=%u ecn_threshold=%ld ecn_mode=%s"
+               " delack_count=%u delack_ms=%g seed=%" PRIu64
                " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
                "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
                " marks=%" PRIu64 " queue_marks=%s sim_s=%.3f wall_s=%.3f\n",
                o.scheme.c_str(), o.trust.c_str(), o.transport.c_str(),
                o.hosts, o.rate_bps, o.access_rate_bps, o.max_rate_bps, o.load,
-               o.buffer, o.ecn_threshold, o.ecn_mode.c_str(), o.seed,
-               g_run.completed, o.flows, Mean(short_fct), Mean(long_fct),
+               o.buffer, o.ecn_threshold, o.ecn_mode.c_str(),
+               o.delack_count, o.delack_ms, o.seed, g_run.completed, o.flows,
+               Mean(short_fct), Mean(long_fct),
                JoinThresholds(disc->Thresholds()).c_str(),
                disc->Completions(), drops, marks, queue_marks.c_str(), sim_s,
                wall_s);
@@ -1138,13 +1141,15 @@ main(int argc, char **argv)
                    o.tardy.c_str());
         }
         printf(" ecmp=%s load=%g buffer=%u "
-               "ecn_threshold=%ld ecn_mode=%s seed=%" PRIu64 " flows=%u/%zu "
+               "ecn_threshold=%ld ecn_mode=%s delack_count=%u delack_ms=%g "
+               "seed=%" PRIu64 " flows=%u/%zu "
                "short_mean_ms=%.3f long_mean_ms=%.3f thresholds=%s "
                "completions=%" PRIu64 " drops=%" PRIu64 " marks=%" PRIu64
                " host_drops=%" PRIu64 " ports=%zu spine_packets=%s "
                "multipath_flows=%u",
                o.ecmp.c_str(), o.load, o.buffer, o.ecn_threshold,
-               o.ecn_mode.c_str(), o.seed, g_run.completed,
+               o.ecn_mode.c_str(), o.delack_count, o.delack_ms, o.seed,
+               g_run.completed,
                g_run.flows.size(), Mean(short_fct), Mean(long_fct),
                disc ? JoinThresholds(disc->Thresholds()).c_str() : "",
                completions, drops, marks, nic_drops, ports.size(),

@@ -145,6 +145,11 @@ const char USAGE[] =
     "                     AWAFS port, as the switch's ecn-mode (port)\n"
     "  --flow-table-size N  flows the switch counts at once (4096)\n"
     "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
+    "  --delack-count N   segments a receiver waits for before it ACKs (2,\n"
+    "                     ns-3's; 1: an ACK for every segment, as the ns-2\n"
+    "                     sinks of PIAS's and pFabric's simulations)\n"
+    "  --delack-ms N      the longest a receiver delays an ACK (40, Linux's\n"
+    "                     least)\n"
     "  --syn-rto-ms N     the wait before a SYN is sent again (3000, ns-3's;\n"
     "                     Linux's is 1000)\n"
     "  --flows-csv FILE   every flow: id,size,start_s,fct_ms,sender (and\n"
@@ -432,6 +437,10 @@ ParseOptions(int argc, char **argv)
             o.flow_table_size = ParseKey(name, value);
         } else if (name == "min-rto-ms") {
             o.min_rto_ms = ParseDouble(name, value, 1, 60000, false);
+        } else if (name == "delack-count") {
+            o.delack_count = ParseUint(name, value, 1, 64);
+        } else if (name == "delack-ms") {
+            o.delack_ms = ParseDouble(name, value, 0.001, 1000, false);
         } else if (name == "syn-rto-ms") {
             o.syn_rto_ms = ParseDouble(name, value, 1, 60000, false);
         } else if (name == "workload") {

@@ -64,6 +64,8 @@ struct Options {
     std::string ecn_mode = "port";
     uint32_t flow_table_size = 4096;
     double min_rto_ms = 200;
+    uint32_t delack_count = 2;          /* Segments per ACK, as ns-3's. */
+    double delack_ms = 40;              /* Linux's least delayed-ACK wait. */
     double syn_rto_ms = 3000;           /* ns-3's ConnTimeout. */
     std::string workload;               /* A CDF file; "": the micro mix. */
     std::string then_workload;          /* A CDF: the second half's. */
