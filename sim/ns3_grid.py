@@ -577,6 +577,8 @@ def main(argv=None):
                     help="folder of the runs' files and summary.md")
     ap.add_argument("--flows", type=int, default=10000, help="flows a run")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=1,
+                    help="the seeds are this one and the next SEEDS - 1")
     ap.add_argument("--workloads", default=",".join(WORKLOADS),
                     help=f"of {', '.join(WORKLOADS)}, and the mixes "
                     f"{' and '.join(MIXES)} (default: the four)")
@@ -627,7 +629,7 @@ def main(argv=None):
                      "(static-refpct, pias-matched, auto-settled)")
     pts = points(args.workloads.split(","),
                  [float(x) for x in args.loads.split(",")], schemes,
-                 range(1, args.seeds + 1))
+                 range(args.first_seed, args.first_seed + args.seeds))
 
     regime_args = [str(a) for a in common]
     keep_regime(args.out, regime_args, "ns3_grid")
