@@ -57,9 +57,13 @@ the seeds with a 95 % bootstrap interval, their p99 where at least
 1000 short flows are pooled (else their max), median and p90, how many
 took over 10 ms (a timer's wait, not a queue's), and the long flows'
 mean; then the short mean by size, and split into the flows of at most
-10 ms and what those over 10 ms add."""
+10 ms and what those over 10 ms add; and, by size, how many thresholds
+lie below the flows (demotion_section(): from a learning scheme's trace,
+so only for runs that kept one, and not for hetero, whose traced port
+carries one workload only)."""
 
 import argparse
+import bisect
 import gzip
 import hashlib
 import json
@@ -528,6 +532,69 @@ def stall_section(out, pts, warmup_s=0.0):
          *rows]) + "\n"
 
 
+def thresholds_at(out, point):
+    """f(time_s) -> the thresholds of run 'point' at leaf 0's port toward
+    host 0 at that time: a learning scheme's from its trace (the last set
+    computed by then; the first is the initial one, at 0 s), a static
+    scheme's its own; None for the others (FIFO, SRPT)."""
+    w, load, s, _ = point
+    trace = out / f"{tag(*point)}.trace.csv.gz"
+    if trace.exists():
+        rounds = read_trace(trace)
+        times = [r["time_s"] for r in rounds]
+        return lambda t: rounds[max(bisect.bisect_right(times, t) - 1,
+                                    0)]["thr"]
+    if s == "pias" or is_static(s):
+        args = scheme_args(s, w, load)
+        thr = [int(v) for v in
+               str(args[args.index("--thresholds") + 1]).split(",")]
+        return lambda t: thr
+    return None
+
+
+def demotion_section(out, pts, warmup_s=0.0):
+    """How far the short flows of each size class are demoted: the mean
+    number of thresholds below their size (before their last segment), by
+    the set of leaf 0's port toward host 0 when each started, per point
+    and scheme, pooled over the seeds.  Beside size_section()'s FCTs, it
+    shows whether a scheme loses a size class because its thresholds put
+    those flows lower."""
+    counts = {}
+    for point in pts:
+        path = out / f"{tag(*point)}.csv.gz"
+        w, load, s, _ = point
+        # Pairs: the traced port, toward host 0, carries only the flows
+        # from higher hosts, one workload of two; its set is no other's.
+        if w in MIXES and MIXES[w][1] == "--pair-workload":
+            continue
+        at = thresholds_at(out, point) if path.exists() else None
+        if at is None:
+            continue
+        for r in read_flows(path):
+            if (r["start_s"] < warmup_s or r["fct_ms"] is None
+                    or r["size"] > SHORT_MAX):
+                continue
+            by_class = counts.setdefault((w, load, s, r.get("part")),
+                                         [[] for _ in SIZE_CLASSES])
+            i = next(i for i, (top, _) in enumerate(SIZE_CLASSES)
+                     if r["size"] <= top)
+            by_class[i].append(sum(t < r["size"]
+                                   for t in at(r["start_s"])))
+    if not counts:
+        return ""
+    lines = ["", "Short flows by size: the thresholds below a flow's size "
+             "(of leaf 0's port toward host 0 when it started), mean over "
+             "the flows, pooled over the seeds:", "",
+             *markdown.head(["workload", "load", "scheme",
+                             *(name for _, name in SIZE_CLASSES)])]
+    for (w, load, s, part), by_class in counts.items():
+        lines.append(markdown.row(
+            [part_name(w, part), f"{load * 100:.0f} %", s,
+             *(f"{statistics.mean(v):.1f}" if v else "-"
+               for v in by_class)]))
+    return "\n".join(lines) + "\n"
+
+
 def follow_section(out, pts):
     """How fast the learning schemes' thresholds followed the shift: per
     load and scheme, over its seeds, the time from the second workload's
@@ -645,6 +712,7 @@ def main(argv=None):
     text = (summary(args.out, pts, regime, args.warmup_s, args.against)
             + size_section(args.out, pts, args.warmup_s)
             + stall_section(args.out, pts, args.warmup_s)
+            + demotion_section(args.out, pts, args.warmup_s)
             + follow_section(args.out, pts))
     (args.out / "summary.md").write_text(text)
     (args.out / CHECKSUMS).write_text(checksums(args.out))

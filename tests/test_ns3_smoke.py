@@ -736,6 +736,23 @@ def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
     assert (tmp_path / "shift-load50-awafs-seed1.trace.csv.gz").exists()
     assert not (tmp_path / "shift-load50-pias-seed1.trace.csv.gz").exists()
     assert "| 50 % | awafs | 1 |" in text.split("The shift:")[1]
+    # How far each size class is demoted: PIAS's first threshold (about
+    # 1 MB) is above every short flow; awafs's, learnt, at most all 7.
+    demoted = text.split("the thresholds below a flow's size")[1]
+    rows = {line.split(" | ")[0] + " | " + line.split(" | ")[2]:
+            line.rstrip(" |").split(" | ")[3:]
+            for line in demoted.splitlines()
+            if line.startswith(("| shift", "| hetero"))}
+    # Not hetero's: its traced port carries one of its workloads only.
+    assert sorted(rows) == ["| shift: datamining | awafs",
+                            "| shift: datamining | pias",
+                            "| shift: websearch | awafs",
+                            "| shift: websearch | pias"]
+    for name, cells in rows.items():
+        numbers = [float(c) for c in cells if c != "-"]
+        assert numbers and all(0 <= n <= 7 for n in numbers)
+        if name.endswith("pias"):
+            assert numbers == [0.0] * len(numbers)
 
 
 @pytest.mark.parametrize("args,says", [
