@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.ns3_eval import NS3, SCHEMES, read_csv, run_ns3
+from sim.ns3_eval import NS3, SCHEMES, read_csv, read_flows, run_ns3
 from sim.ns3_tfs import BACKGROUND
 from testbed.workload import load_cdf, workloads_dir
 
@@ -736,6 +736,13 @@ def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
     assert (tmp_path / "shift-load50-awafs-seed1.trace.csv.gz").exists()
     assert not (tmp_path / "shift-load50-pias-seed1.trace.csv.gz").exists()
     assert "| 50 % | awafs | 1 |" in text.split("The shift:")[1]
+    # Beside it, the web-search half's length: its flows' arrivals.
+    row = next(line for line in text.split("The shift:")[1].splitlines()
+               if line.startswith("| 50 % | awafs |"))
+    second = [r["start_s"] for r in read_flows(
+        tmp_path / "shift-load50-awafs-seed1.csv.gz") if r["part"] == 1]
+    assert row.strip(" |").split(" | ")[-1] == \
+        f"{max(second) - min(second):.2f}"
     # How far each size class is demoted: PIAS's first threshold (about
     # 1 MB) is above every short flow; awafs's, learnt, at most all 7.
     demoted = text.split("the thresholds below a flow's size")[1]
