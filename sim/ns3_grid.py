@@ -430,6 +430,32 @@ def summary(out, pts, regime, warmup_s=0.0, against=None):
     return "\n".join(lines) + "\n"
 
 
+def class_table(title, by_point, cell):
+    """A section of 'title' with a row per (workload, load, scheme, part)
+    of 'by_point' and a column per size class: cell(values) of each class,
+    "-" for none; "" if 'by_point' is empty."""
+    if not by_point:
+        return ""
+    lines = ["", title, "",
+             *markdown.head(["workload", "load", "scheme",
+                             *(name for _, name in SIZE_CLASSES)])]
+    for (w, load, s, part), by_class in by_point.items():
+        lines.append(markdown.row(
+            [part_name(w, part), f"{load * 100:.0f} %", s,
+             *(cell(v) if v else "-" for v in by_class)]))
+    return "\n".join(lines) + "\n"
+
+
+def short_by_class(path, warmup_s):
+    """(row, its SIZE_CLASSES index) of each short flow of the kept run at
+    'path' that started 'warmup_s' or later and completed."""
+    for r in read_flows(path):
+        if (r["start_s"] >= warmup_s and r["fct_ms"] is not None
+                and r["size"] <= SHORT_MAX):
+            yield r, next(i for i, (top, _) in enumerate(SIZE_CLASSES)
+                          if r["size"] <= top)
+
+
 def size_section(out, pts, warmup_s=0.0):
     """The short flows' mean FCT by size class, per point and scheme,
     pooled over the seeds, of the flows that started 'warmup_s' or later:
@@ -439,27 +465,13 @@ def size_section(out, pts, warmup_s=0.0):
         path = out / f"{tag(w, load, s, seed)}.csv.gz"
         if not path.exists():
             continue
-        for r in read_flows(path):
-            if (r["start_s"] < warmup_s or r["fct_ms"] is None
-                    or r["size"] > SHORT_MAX):
-                continue
-            by_class = fcts.setdefault((w, load, s, r.get("part")),
-                                       [[] for _ in SIZE_CLASSES])
-            i = next(i for i, (top, _) in enumerate(SIZE_CLASSES)
-                     if r["size"] <= top)
-            by_class[i].append(r["fct_ms"])
-    if not fcts:
-        return ""
-    lines = ["", "Short flows by size: mean FCT (ms) and flows, pooled "
-             "over the seeds:", "",
-             *markdown.head(["workload", "load", "scheme",
-                             *(name for _, name in SIZE_CLASSES)])]
-    for (w, load, s, part), by_class in fcts.items():
-        lines.append(markdown.row(
-            [part_name(w, part), f"{load * 100:.0f} %", s,
-             *(f"{statistics.mean(v):.3f} ({len(v)})" if v else "-"
-               for v in by_class)]))
-    return "\n".join(lines) + "\n"
+        for r, i in short_by_class(path, warmup_s):
+            fcts.setdefault((w, load, s, r.get("part")),
+                            [[] for _ in SIZE_CLASSES])[i].append(
+                                r["fct_ms"])
+    return class_table("Short flows by size: mean FCT (ms) and flows, "
+                       "pooled over the seeds:", fcts,
+                       lambda v: f"{statistics.mean(v):.3f} ({len(v)})")
 
 
 def short_fcts(out, point, warmup_s, part):
@@ -570,29 +582,16 @@ def demotion_section(out, pts, warmup_s=0.0):
         at = thresholds_at(out, point) if path.exists() else None
         if at is None:
             continue
-        for r in read_flows(path):
-            if (r["start_s"] < warmup_s or r["fct_ms"] is None
-                    or r["size"] > SHORT_MAX):
-                continue
-            by_class = counts.setdefault((w, load, s, r.get("part")),
-                                         [[] for _ in SIZE_CLASSES])
-            i = next(i for i, (top, _) in enumerate(SIZE_CLASSES)
-                     if r["size"] <= top)
-            by_class[i].append(sum(t < r["size"]
-                                   for t in at(r["start_s"])))
-    if not counts:
-        return ""
-    lines = ["", "Short flows by size: the thresholds below a flow's size "
-             "(of leaf 0's port toward host 0 when it started), mean over "
-             "the flows, pooled over the seeds:", "",
-             *markdown.head(["workload", "load", "scheme",
-                             *(name for _, name in SIZE_CLASSES)])]
-    for (w, load, s, part), by_class in counts.items():
-        lines.append(markdown.row(
-            [part_name(w, part), f"{load * 100:.0f} %", s,
-             *(f"{statistics.mean(v):.1f}" if v else "-"
-               for v in by_class)]))
-    return "\n".join(lines) + "\n"
+        for r, i in short_by_class(path, warmup_s):
+            counts.setdefault((w, load, s, r.get("part")),
+                              [[] for _ in SIZE_CLASSES])[i].append(
+                                  sum(t < r["size"]
+                                      for t in at(r["start_s"])))
+    return class_table("Demotions by size: the thresholds below a short "
+                       "flow's size (of leaf 0's port toward host 0 when it "
+                       "started), mean over the flows, pooled over the "
+                       "seeds:", counts,
+                       lambda v: f"{statistics.mean(v):.1f}")
 
 
 def follow_section(out, pts):

@@ -633,6 +633,7 @@ def test_the_grid_compares_with_the_best_static(tmp_path):
     table, by_size = (tmp_path / "summary.md").read_text().split(
         "Short flows by size")
     by_size, parts = by_size.split("The short mean in two parts")
+    parts, demotions = parts.split("Demotions by size")
     rows = {line.split(" | ")[2]: line.split(" | ")[-1].rstrip(" |")
             for line in table.splitlines() if line.startswith("| cache |")}
     # In two parts, the same short mean: the flows of at most 10 ms and
@@ -656,6 +657,9 @@ def test_the_grid_compares_with_the_best_static(tmp_path):
     assert all("%" in cell for cell in statics[1:]), rows
     assert re.fullmatch(r"[+-]\d+\.\d % \[[+-]\d+\.\d, [+-]\d+\.\d\]",
                         rows["awafs"]), rows
+    # Demotions: a row for each scheme with thresholds, static or traced.
+    assert {line.split(" | ")[2] for line in demotions.splitlines()
+            if line.startswith("| cache |")} == set(rows)
     # Against a scheme named instead, from the runs kept.
     args += ["--summary-only", "--against", "awafs"]
     ns3_grid.main(list(map(str, args)))
@@ -745,7 +749,7 @@ def test_the_grid_splits_a_mix_and_times_the_shift(tmp_path):
         f"{max(second) - min(second):.2f}"
     # How far each size class is demoted: PIAS's first threshold (about
     # 1 MB) is above every short flow; awafs's, learnt, at most all 7.
-    demoted = text.split("the thresholds below a flow's size")[1]
+    demoted = text.split("Demotions by size")[1]
     rows = {line.split(" | ")[0] + " | " + line.split(" | ")[2]:
             line.rstrip(" |").split(" | ")[3:]
             for line in demoted.splitlines()
