@@ -147,7 +147,7 @@ const char USAGE[] =
     "  --min-rto-ms N     TCP's minimum RTO (200, Linux's)\n"
     "  --delack-count N   segments a receiver waits for before it ACKs (2,\n"
     "                     ns-3's; 1: an ACK for every segment, as the ns-2\n"
-    "                     sinks of PIAS's and pFabric's simulations)\n"
+    "                     scripts of pFabric's line set their receivers)\n"
     "  --delack-ms N      the longest a receiver delays an ACK (40, Linux's\n"
     "                     least)\n"
     "  --syn-rto-ms N     the wait before a SYN is sent again (3000, ns-3's;\n"
