@@ -64,6 +64,7 @@ carries one workload only)."""
 
 import argparse
 import bisect
+import functools
 import gzip
 import hashlib
 import json
@@ -557,11 +558,18 @@ def thresholds_at(out, point):
         return lambda t: rounds[max(bisect.bisect_right(times, t) - 1,
                                     0)]["thr"]
     if s == "pias" or is_static(s):
-        args = scheme_args(s, w, load)
-        thr = [int(v) for v in
-               str(args[args.index("--thresholds") + 1]).split(",")]
+        thr = static_thresholds(s, w, load)
         return lambda t: thr
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def static_thresholds(scheme, workload, load):
+    """The thresholds of static 'scheme' on 'workload' at 'load', computed
+    once for all its seeds (auto-settled's take a run of awafs-sim)."""
+    args = scheme_args(scheme, workload, load)
+    return [int(v) for v in
+            str(args[args.index("--thresholds") + 1]).split(",")]
 
 
 def demotion_section(out, pts, warmup_s=0.0):
