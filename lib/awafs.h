@@ -591,6 +591,43 @@ awafs_karuna_classify(const struct awafs_thresholds *alpha,
     }
 }
 
+/* What awafs_karuna_queue() counts of the segments it places. */
+struct awafs_karuna_stats {
+    uint64_t type_packets[3];   /* With payload, by the enum awafs_flow_type
+                                 * they were placed as. */
+    uint64_t oversize;          /* Of a sized flow past its size. */
+};
+
+/* The queue of a segment parsed into 'h' of a flow of 'type' that has sent
+ * 'bytes_sent' (by the switch's or the host's count), counted in 'stats':
+ * awafs_karuna_classify(), except that a flow of known size whose segment
+ * lacks the word or that has sent more than its size is sieved, and that
+ * with a flow table 'sieve_queue' (else -1) is its queue by 'alpha' there,
+ * 'aged' whether its message aged. */
+static inline unsigned int
+awafs_karuna_queue(const struct awafs_thresholds *alpha,
+                   const struct awafs_thresholds *beta,
+                   const struct awafs_hdr *h, enum awafs_flow_type type,
+                   uint64_t bytes_sent, int sieve_queue, bool aged,
+                   struct awafs_karuna_stats *stats)
+{
+    uint64_t size = h->has_karuna ? awafs_karuna_size(h->karuna) : 0;
+
+    if (type == AWAFS_FLOW_SIZED
+        && (!size || awafs_karuna_oversize(type, size, bytes_sent))) {
+        stats->oversize += size != 0;
+        type = AWAFS_FLOW_UNKNOWN;
+    }
+    if (h->payload_len) {
+        /* Byte-free segments go by their own budget. */
+        stats->type_packets[type]++;
+    }
+    if (type == AWAFS_FLOW_UNKNOWN && sieve_queue >= 0) {
+        return 1 + sieve_queue;
+    }
+    return awafs_karuna_classify(alpha, beta, type, size, bytes_sent, aged);
+}
+
 /* ---- Egress scheduler: strict-priority queues, shaping, ECN ---- */
 
 #define AWAFS_SCHED_MAX_LIMIT (1u << 20)    /* Packets per port. */
@@ -866,6 +903,19 @@ size_t awafs_ring_pop_burst(struct awafs_ring *, struct awafs_ring_entry *,
 bool awafs_ring_peek(const struct awafs_ring *, struct awafs_ring_entry *);
 uint64_t awafs_ring_pushed(const struct awafs_ring *);
 uint64_t awafs_ring_dropped(const struct awafs_ring *);
+
+/* The ring of the window that a completed message of a flow of 'type'
+ * teaches: without Karuna ('beta' null) 'alpha'; with it, 'alpha' ({alpha})
+ * for a flow of unknown size, 'beta' for one of known size, and none (null)
+ * for a deadline flow, which takes the reserved queue whatever its size. */
+static inline struct awafs_ring *
+awafs_karuna_ring(struct awafs_ring *alpha, struct awafs_ring *beta,
+                  enum awafs_flow_type type)
+{
+    return (!beta || type == AWAFS_FLOW_UNKNOWN ? alpha
+            : type == AWAFS_FLOW_SIZED ? beta
+            : NULL);
+}
 
 /* ---- Sources: per-source completion rate limit, window weights ---- */
 

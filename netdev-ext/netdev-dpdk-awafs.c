@@ -192,8 +192,7 @@ struct awafs_txq {
     uint64_t completions;
     uint64_t cut_through;               /* Packets sent without queueing. */
     uint64_t pinned[AWAFS_MAX_QUEUES];  /* Packets a set_queue action put. */
-    uint64_t type_packets[3];           /* Karuna: by enum awafs_flow_type. */
-    uint64_t karuna_oversize;           /* Sent more than their size. */
+    struct awafs_karuna_stats karuna;   /* With 'karuna'. */
     struct awafs_tb byte_free;          /* Byte-free segments' budget. */
     uint64_t link_rate;                 /* Without max-rate (bytes/s). */
     int byte_free_share;                /* Instances that share the port's
@@ -1636,8 +1635,7 @@ struct awafs_qos_sums {
     uint64_t completions_limited;
     uint64_t cut_through;
     uint64_t pinned;
-    uint64_t type_packets[3];
-    uint64_t karuna_oversize;
+    struct awafs_karuna_stats karuna;
     uint64_t backlog;
     uint64_t byte_free_over;
     uint64_t padded;
@@ -1679,10 +1677,10 @@ awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
         for (int q = 0; q < AWAFS_MAX_QUEUES; q++) {
             sum->pinned += tq->pinned[q];
         }
-        for (size_t t = 0; t < ARRAY_SIZE(sum->type_packets); t++) {
-            sum->type_packets[t] += tq->type_packets[t];
+        for (size_t t = 0; t < ARRAY_SIZE(sum->karuna.type_packets); t++) {
+            sum->karuna.type_packets[t] += tq->karuna.type_packets[t];
         }
-        sum->karuna_oversize += tq->karuna_oversize;
+        sum->karuna.oversize += tq->karuna.oversize;
         sum->backlog += awafs_sched_backlog(tq->sched);
     }
 }
@@ -1906,13 +1904,13 @@ awafs_qos_get(const struct qos_conf *conf, struct smap *details)
         smap_add_format(details, "size-thresholds-version", "%"PRIu64,
                         t->version);
         smap_add_format(details, "deadline-packets", "%"PRIu64,
-                        sum.type_packets[AWAFS_FLOW_DEADLINE]);
+                        sum.karuna.type_packets[AWAFS_FLOW_DEADLINE]);
         smap_add_format(details, "sized-packets", "%"PRIu64,
-                        sum.type_packets[AWAFS_FLOW_SIZED]);
+                        sum.karuna.type_packets[AWAFS_FLOW_SIZED]);
         smap_add_format(details, "unknown-size-packets", "%"PRIu64,
-                        sum.type_packets[AWAFS_FLOW_UNKNOWN]);
+                        sum.karuna.type_packets[AWAFS_FLOW_UNKNOWN]);
         smap_add_format(details, "karuna-oversize", "%"PRIu64,
-                        sum.karuna_oversize);
+                        sum.karuna.oversize);
     }
 
     ovs_mutex_lock(&awafs_mutex);
@@ -2083,14 +2081,14 @@ awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
      * leave it. */
     uint32_t source = (tq->weigh_sources
                        ? awafs_source_id(aq->source_key, src) : 0);
-
     /* One thread at a time uses an instance (struct awafs_txq): its rings
      * have one producer. */
+    struct awafs_ring *ring = awafs_karuna_ring(tq->ring, tq->beta_ring,
+                                                type);
+
     tq->completions++;
-    if (!tq->beta_ring || type == AWAFS_FLOW_UNKNOWN) {
-        awafs_ring_push_sp(tq->ring, now_us, size, source);
-    } else if (type == AWAFS_FLOW_SIZED) {
-        awafs_ring_push_sp(tq->beta_ring, now_us, size, source);
+    if (ring) {
+        awafs_ring_push_sp(ring, now_us, size, source);
     }
 }
 
@@ -2154,34 +2152,6 @@ awafs_qos_host_completions(struct awafs_qos *aq, struct awafs_txq *tq,
     }
 }
 
-/* With karuna ('beta' nonnull), the queue of a segment of 'type', with
- * 'bytes_sent' by the switch's or the host's count and, with a flow table,
- * 'sieve_queue' its sieve queue there ('aged' its message).  A flow of
- * known size whose segment lacks the word is sieved. */
-static unsigned int
-awafs_qos_karuna_queue(struct awafs_txq *tq,
-                       const struct awafs_thresholds *alpha,
-                       const struct awafs_thresholds *beta,
-                       const struct awafs_hdr *h, enum awafs_flow_type type,
-                       uint64_t bytes_sent, int sieve_queue, bool aged)
-{
-    uint64_t size = h->has_karuna ? awafs_karuna_size(h->karuna) : 0;
-
-    if (type == AWAFS_FLOW_SIZED
-        && (!size || awafs_karuna_oversize(type, size, bytes_sent))) {
-        tq->karuna_oversize += size != 0;
-        type = AWAFS_FLOW_UNKNOWN;
-    }
-    if (h->payload_len) {
-        /* Byte-free segments go by the budget (awafs_qos_classify()). */
-        tq->type_packets[type]++;
-    }
-    if (type == AWAFS_FLOW_UNKNOWN && sieve_queue >= 0) {
-        return 1 + sieve_queue;
-    }
-    return awafs_karuna_classify(alpha, beta, type, size, bytes_sent, aged);
-}
-
 /* What awafs_qos_classify() makes of a frame the parser read into 'h' ('r'
  * its result), in every trust mode (docs/design.md, "Byte-free segments"):
  * a TCP frame padded past the Ethernet minimum goes to the lowest queue, a
@@ -2242,9 +2212,10 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
         if (r == AWAFS_PARSE_OK) {
             awafs_qos_host_completions(aq, tq, data, h, clock);
             if (beta) {
-                return awafs_qos_karuna_queue(tq, thr, beta, h,
-                                              awafs_karuna_type(h->karuna),
-                                              h->bytes_sent, -1, false);
+                return awafs_karuna_queue(thr, beta, h,
+                                          awafs_karuna_type(h->karuna),
+                                          h->bytes_sent, -1, false,
+                                          &tq->karuna);
             }
         }
         return awafs_qos_host_queue(thr, p->default_queue, r, h);
@@ -2262,8 +2233,8 @@ awafs_qos_classify__(struct awafs_qos *aq, struct awafs_txq *tq,
                            fr.completed_type[i], key.src);
     }
     if (beta) {
-        return awafs_qos_karuna_queue(tq, thr, beta, h, fr.type,
-                                      fr.bytes_sent, fr.queue, fr.aged);
+        return awafs_karuna_queue(thr, beta, h, fr.type, fr.bytes_sent,
+                                  fr.queue, fr.aged, &tq->karuna);
     }
     return fr.queue;
 }

@@ -135,6 +135,69 @@ test_karuna(void **state)
                      3);
 }
 
+/* Karuna's queue of a parsed segment: a flow of known size without the
+ * word on its segment or past its size is sieved (and the latter counted),
+ * a flow table's sieve queue stands in for {alpha}, and only segments with
+ * payload count by type. */
+static void
+test_karuna_queue(void **state)
+{
+    struct awafs_thresholds alpha = thresholds(3, (uint64_t[]) { 10, 100 });
+    struct awafs_thresholds beta = thresholds(3,
+                                              (uint64_t[]) { 1000, 5000 });
+    struct awafs_karuna_stats st = { .oversize = 0 };
+    struct awafs_hdr h = { .payload_len = 100 };
+
+    (void) state;
+    h.has_karuna = true;
+    h.karuna = awafs_karuna_word(20, 0);
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h,
+                                        AWAFS_FLOW_DEADLINE, 1 << 20, 2,
+                                        false, &st), 0);
+    h.karuna = awafs_karuna_word(0, 2);                 /* 2048 bytes. */
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h, AWAFS_FLOW_SIZED,
+                                        0, -1, false, &st), 2);
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h, AWAFS_FLOW_SIZED,
+                                        2000, -1, true, &st), 1);
+    /* Past its size: by bytes sent and {alpha}, or the sieve queue. */
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h, AWAFS_FLOW_SIZED,
+                                        2049, -1, false, &st), 3);
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h, AWAFS_FLOW_SIZED,
+                                        2049, 0, false, &st), 1);
+    assert_int_equal(st.oversize, 2);
+    /* A sized flow (by the switch's table) whose segment lost the word. */
+    h.has_karuna = false;
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h, AWAFS_FLOW_SIZED,
+                                        50, -1, false, &st), 2);
+    assert_int_equal(st.oversize, 2);
+    h.payload_len = 0;
+    assert_int_equal(awafs_karuna_queue(&alpha, &beta, &h,
+                                        AWAFS_FLOW_UNKNOWN, 50, 1, false,
+                                        &st), 2);
+    assert_int_equal(st.type_packets[AWAFS_FLOW_DEADLINE], 1);
+    assert_int_equal(st.type_packets[AWAFS_FLOW_SIZED], 2);
+    assert_int_equal(st.type_packets[AWAFS_FLOW_UNKNOWN], 3);
+}
+
+/* Which window a completion teaches. */
+static void
+test_karuna_ring(void **state)
+{
+    struct awafs_ring *alpha = awafs_ring_create(4);
+    struct awafs_ring *beta = awafs_ring_create(4);
+
+    (void) state;
+    assert_ptr_equal(awafs_karuna_ring(alpha, NULL, AWAFS_FLOW_SIZED), alpha);
+    assert_ptr_equal(awafs_karuna_ring(alpha, NULL, AWAFS_FLOW_DEADLINE),
+                     alpha);
+    assert_ptr_equal(awafs_karuna_ring(alpha, beta, AWAFS_FLOW_UNKNOWN),
+                     alpha);
+    assert_ptr_equal(awafs_karuna_ring(alpha, beta, AWAFS_FLOW_SIZED), beta);
+    assert_null(awafs_karuna_ring(alpha, beta, AWAFS_FLOW_DEADLINE));
+    awafs_ring_destroy(alpha);
+    awafs_ring_destroy(beta);
+}
+
 AWAFS_UNIT_MAIN(classify)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +207,8 @@ AWAFS_UNIT_MAIN(classify)
         cmocka_unit_test(test_equal_thresholds_skip_a_queue),
         cmocka_unit_test(test_zero_threshold),
         cmocka_unit_test(test_karuna),
+        cmocka_unit_test(test_karuna_queue),
+        cmocka_unit_test(test_karuna_ring),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
