@@ -60,9 +60,10 @@ def parse_summary(line):
         out[key] = value
     done, total = str(out["flows"]).split("/")
     out["completed"], out["flows"] = int(done), int(total)
-    # srpt's ports have none.
-    out["thresholds"] = [int(t) for t in str(out["thresholds"]).split(",")
-                         if t]
+    # srpt's ports have none; Karuna's are lists too.
+    for key in ("thresholds", "size_thresholds", "karuna_packets"):
+        if key in out:
+            out[key] = [int(t) for t in str(out[key]).split(",") if t]
     return out
 
 
@@ -71,8 +72,9 @@ def run_ns3(*args, flows_csv=None, trace_csv=None, check=True,
     """Runs awafs-ns3 with 'args'; returns its summary (parse_summary())
     with 'rows' (the flows: dicts of id, size, start_s, fct_ms or None,
     sender, receiver on a fabric, part with a second workload, query and
-    tardy with queries) and 'trace' (the rounds: time_s, version, window,
-    load, thr as a list) when their files are given."""
+    tardy with queries, type and deadline_ms with Karuna's types) and
+    'trace' (the rounds: time_s, version, window, load, thr as a list, and
+    sthr with --karuna) when their files are given."""
     cmd = [str(NS3), *map(str, args)]
     if flows_csv:
         cmd += ["--flows-csv", str(flows_csv)]
@@ -105,7 +107,7 @@ def read_flows(path):
     for r in rows:
         r["id"], r["size"] = int(r["id"]), int(r["size"])
         r["sender"] = int(r["sender"])
-        for key in ("receiver", "part", "tardy"):
+        for key in ("receiver", "part", "tardy", "type", "deadline_ms"):
             if key in r:
                 r[key] = int(r[key])
         if "query" in r:
@@ -121,6 +123,7 @@ def read_trace(path):
         r["time_s"], r["load"] = float(r["time_s"]), float(r["load"])
         r["version"], r["window"] = int(r["version"]), int(r["window"])
         r["thr"] = [int(v) for k, v in r.items() if k.startswith("thr")]
+        r["sthr"] = [int(v) for k, v in r.items() if k.startswith("sthr")]
     return rows
 
 

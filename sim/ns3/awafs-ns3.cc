@@ -95,6 +95,10 @@ struct Flow {
     uint32_t first_seq = 0;     /* TCP sequence number of its first byte. */
     int32_t query = -1;         /* Its query's index, if it answers one. */
     bool tardy = false;         /* Its sender went into loss recovery. */
+    uint8_t type = 0;           /* Karuna's 1 (deadline), 2 (size known)
+                                 * or 3 (neither); 0: no types. */
+    uint32_t deadline_ms = 0;
+    uint32_t karuna = 0;        /* Its Karuna word, in its byte tags. */
 };
 
 /* A partition-aggregate query: its answers are the flows whose 'query' is
@@ -112,7 +116,8 @@ struct Run {
     std::vector<Ipv4Address> addrs;
     uint32_t completed = 0;
     std::vector<Ptr<Socket>> listeners;
-    bool tag_messages = false;  /* trust=host: the senders tag their bytes. */
+    bool tag_messages = false;  /* The senders tag their bytes: trust=host
+                                 * or verify, or Karuna's types. */
 };
 
 Run g_run;
@@ -139,6 +144,7 @@ SendMore(uint32_t id, Ptr<Socket> s)
 
             tag.seq = f.first_seq;
             tag.size = (uint32_t) std::min<uint64_t>(f.size, UINT32_MAX);
+            tag.karuna = f.karuna;
             p->AddByteTag(tag);
         }
         r = s->Send(p);
@@ -427,6 +433,50 @@ QueryMeans(uint32_t *done)
     return s;
 }
 
+/* The summary's words on Karuna's types: with them, the deadline flows and
+ * those that missed their deadline (or did not complete); with --karuna,
+ * the segments with payload that 'discs' (every AWAFS port) placed as each
+ * type (deadline, sized, unknown) and those of sized flows past their size,
+ * and the known sizes' thresholds of 'disc'. */
+std::string
+KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
+              Ptr<AwafsQueueDisc> disc)
+{
+    struct awafs_karuna_stats sum = {{0, 0, 0}, 0};
+    uint32_t deadlines = 0, missed = 0;
+    char words[256];
+    std::string s;
+
+    if (o.deadline_share || o.sized_share) {
+        for (const Flow &f : g_run.flows) {
+            if (f.type == 1) {
+                deadlines++;
+                missed += f.fct_ms < 0 || f.fct_ms > f.deadline_ms;
+            }
+        }
+        snprintf(words, sizeof words, " deadline_flows=%u deadline_missed=%u",
+                 deadlines, missed);
+        s += words;
+    }
+    if (o.karuna) {
+        for (const Ptr<AwafsQueueDisc> &d : discs) {
+            const struct awafs_karuna_stats &k = d->KarunaStats();
+
+            for (int t = 0; t < 3; t++) {
+                sum.type_packets[t] += k.type_packets[t];
+            }
+            sum.oversize += k.oversize;
+        }
+        snprintf(words, sizeof words, " karuna_packets=%" PRIu64 ",%" PRIu64
+                 ",%" PRIu64 " karuna_oversize=%" PRIu64 " size_thresholds=",
+                 sum.type_packets[AWAFS_FLOW_DEADLINE],
+                 sum.type_packets[AWAFS_FLOW_SIZED],
+                 sum.type_packets[AWAFS_FLOW_UNKNOWN], sum.oversize);
+        s += words + JoinThresholds(disc->SizeThresholds());
+    }
+    return s;
+}
+
 /* The port of one switch as the scheme configures it (testbed/micro.py
  * SCHEMES): 'thresholds' fixed or initial, at 'rate_bps', holding 'buffer'
  * packets; exits with the usage message if the core refuses the
@@ -447,7 +497,11 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("Percentiles",
                        StringValue(o.scheme == "auto" ? "auto"
                                    : !o.percentiles.empty() ? o.percentiles
-                                   : DefaultPercentiles(o.queues)));
+                                   : DefaultPercentiles(o.queues
+                                                        - o.karuna)));
+    disc->SetAttribute("Karuna", BooleanValue(o.karuna));
+    disc->SetAttribute("SizeThresholds", StringValue(o.size_thresholds));
+    disc->SetAttribute("SizePercentiles", StringValue(o.size_percentiles));
     disc->SetAttribute("Objective", StringValue(o.objective));
     disc->SetAttribute("WindowMs", UintegerValue(o.window_ms));
     disc->SetAttribute("IntervalMs", UintegerValue(o.interval_ms));
@@ -800,23 +854,31 @@ main(int argc, char **argv)
     EcmpStats ecmp;
     std::string thresholds;
 
-    g_run.tag_messages = o.trust != "switch";
+    bool typed = o.deadline_share > 0 || o.sized_share > 0;
+    /* With Karuna, the queues of the sieve: below the deadline queue. */
+    uint32_t sieve = o.queues - o.karuna;
+
+    /* With types, every scheme tags: the senders write alike. */
+    g_run.tag_messages = o.trust != "switch" || typed;
 
     if (!star && n_hosts < 2) {
         Usage("the " + o.topology + " needs two hosts at least");
     }
     /* The scheme as the testbed's micro benchmark configures the port
      * (testbed/micro.py SCHEMES). */
-    thresholds = (o.thresholds.empty() ? Repeat("1000000", o.queues - 1)
+    thresholds = (o.thresholds.empty() ? Repeat("1000000", sieve - 1)
                   : o.thresholds);
     if (o.scheme == "fifo") {
         if (!o.thresholds.empty()) {
             Usage("--thresholds: fifo has none");
         }
-        thresholds = Repeat("4294967295", o.queues - 1);
+        thresholds = Repeat("4294967295", sieve - 1);
     }
     if (!o.percentiles.empty() && o.scheme != "awafs") {
         Usage("--percentiles: only awafs has them");
+    }
+    if (!o.size_percentiles.empty() && o.scheme != "awafs") {
+        Usage("--size-percentiles: only awafs has them");
     }
     if (star) {
         disc = MakeAwafs(o, thresholds, PortRate(o), o.buffer, o.seed);
@@ -910,9 +972,35 @@ main(int argc, char **argv)
             f.receiver += f.receiver >= f.sender;
         }
     };
+    /* Karuna's types from a stream of their own: a seed's flows are the
+     * same with types or without. */
+    std::mt19937_64 type_gen(o.seed ^ 0x4b6172756e61ull);
+    auto draw_type = [&](Flow &f) {
+        double u = unit(type_gen);
+        uint32_t kb = (uint32_t) std::min<uint64_t>((f.size + 1023) / 1024,
+                                                    AWAFS_KARUNA_SIZE_MAX);
+
+        if (u < o.deadline_share) {
+            double ms = ceil(f.size * 8e3 / o.deadline_rate_bps);
+
+            f.type = 1;
+            f.deadline_ms = (uint32_t) std::min<double>(
+                std::max<double>(o.deadline_ms, ms),
+                AWAFS_KARUNA_DEADLINE_MAX);
+            f.karuna = awafs_karuna_word(f.deadline_ms, kb);
+        } else if (u < o.deadline_share + o.sized_share) {
+            f.type = 2;
+            f.karuna = awafs_karuna_word(0, kb);
+        } else {
+            f.type = 3;
+        }
+    };
     auto add = [&](Flow f) {
         f.id = g_run.flows.size();
         f.start_s = t;
+        if (typed) {
+            draw_type(f);
+        }
         g_run.flows.push_back(f);
         Simulator::ScheduleWithContext(g_run.hosts.Get(f.sender)->GetId(),
                                        Seconds(t), &StartFlow, f.id);
@@ -1008,7 +1096,8 @@ main(int argc, char **argv)
 
         out << "id,size,start_s,fct_ms,sender" << (star ? "" : ",receiver")
             << (second.empty() ? "" : ",part")
-            << (o.queries ? ",query,tardy" : "") << "\n";
+            << (o.queries ? ",query,tardy" : "")
+            << (typed ? ",type,deadline_ms" : "") << "\n";
         for (const Flow &f : g_run.flows) {
             char line[128];
 
@@ -1028,6 +1117,9 @@ main(int argc, char **argv)
                     << (f.query < 0 ? "" : std::to_string(f.query))
                     << "," << f.tardy;
             }
+            if (typed) {
+                out << "," << (unsigned) f.type << "," << f.deadline_ms;
+            }
             out << "\n";
         }
         if (!out) {
@@ -1040,8 +1132,11 @@ main(int argc, char **argv)
         std::ofstream out(o.trace_csv);
 
         out << "time_s,version,window,load";
-        for (uint32_t i = 1; i < o.queues; i++) {
+        for (uint32_t i = 1; i < sieve; i++) {
             out << ",thr" << i;
+        }
+        for (uint32_t i = 1; o.karuna && i < sieve; i++) {
+            out << ",sthr" << i;
         }
         out << "\n";
         for (const AwafsRound &r : disc->Rounds()) {
@@ -1049,7 +1144,11 @@ main(int argc, char **argv)
 
             snprintf(line, sizeof line, "%.3f,%" PRIu64 ",%u,%.4f", r.time_s,
                      r.thr.version, r.window, r.load);
-            out << line << "," << JoinThresholds(r.thr) << "\n";
+            out << line << "," << JoinThresholds(r.thr);
+            if (o.karuna) {
+                out << "," << JoinThresholds(r.beta);
+            }
+            out << "\n";
         }
         if (!out) {
             fprintf(stderr, "awafs-ns3: cannot write %s\n",
@@ -1081,17 +1180,19 @@ main(int argc, char **argv)
                " delack_count=%u delack_ms=%g seed=%" PRIu64
                " flows=%u/%u short_mean_ms=%.3f long_mean_ms=%.3f "
                "thresholds=%s completions=%" PRIu64 " drops=%" PRIu64
-               " marks=%" PRIu64 " queue_marks=%s sim_s=%.3f wall_s=%.3f\n",
+               " marks=%" PRIu64 " queue_marks=%s%s sim_s=%.3f"
+               " wall_s=%.3f\n",
                o.scheme.c_str(), o.trust.c_str(), o.transport.c_str(),
                o.hosts, o.rate_bps, o.access_rate_bps, o.max_rate_bps, o.load,
                o.buffer, o.ecn_threshold, o.ecn_mode.c_str(),
                o.delack_count, o.delack_ms, o.seed, g_run.completed, o.flows,
                Mean(short_fct), Mean(long_fct),
                JoinThresholds(disc->Thresholds()).c_str(),
-               disc->Completions(), drops, marks, queue_marks.c_str(), sim_s,
-               wall_s);
+               disc->Completions(), drops, marks, queue_marks.c_str(),
+               KarunaSummary(o, {disc}, disc).c_str(), sim_s, wall_s);
     } else {
         uint64_t completions = 0, nic_drops = 0, tardy_packets = 0;
+        std::vector<Ptr<AwafsQueueDisc>> discs;
         std::string spine_packets;
 
         /* Every switch port's; srpt's ports complete no messages. */
@@ -1106,6 +1207,7 @@ main(int argc, char **argv)
 
                 a->GetFlowtabStats(&fs);
                 tardy_packets += fs.tardy_packets;
+                discs.push_back(a);
             }
         }
         for (const Ptr<QueueDisc> &q : nics) {
@@ -1165,7 +1267,8 @@ main(int argc, char **argv)
             printf(" queries=%u/%zu query_mean_ms=%s", done,
                    g_run.queries.size(), means.c_str());
         }
-        printf(" sim_s=%.3f wall_s=%.3f\n", sim_s, wall_s);
+        printf("%s sim_s=%.3f wall_s=%.3f\n",
+               KarunaSummary(o, discs, disc).c_str(), sim_s, wall_s);
     }
     fflush(stdout);
     Simulator::Destroy();

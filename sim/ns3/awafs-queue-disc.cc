@@ -54,6 +54,52 @@ Values(uint32_t n)
     return std::to_string(n) + (n == 1 ? " value" : " values");
 }
 
+/* Sets the initial or fixed thresholds of 'cfg' from 'list', the value of
+ * the attribute that 'key' names, for 'queues' (the port's, as a message
+ * names them).  Returns "" or why 'list' is not valid. */
+std::string
+SetThresholds(const std::string &key, const std::string &queues,
+              const std::string &list, struct awafs_config *cfg)
+{
+    uint32_t n = cfg->n_queues - 1;
+    std::vector<double> thr;
+
+    if (!ParseList(list, &thr) || thr.size() != n) {
+        return key + ": " + queues + " take " + Values(n)
+               + " in bytes, not '" + list + "'";
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (thr[i] < 0 || thr[i] > 4294967295.0 || thr[i] != floor(thr[i])) {
+            return key + " must be whole bytes up to 4294967295";
+        }
+        cfg->init_thr[i] = (uint64_t) thr[i];
+    }
+    return "";
+}
+
+/* The same for the RefPct values of 'cfg'; 'other' is what else the
+ * attribute takes (" or auto"), for the message. */
+std::string
+SetPercentiles(const std::string &key, const std::string &queues,
+               const std::string &other, const std::string &list,
+               struct awafs_config *cfg)
+{
+    uint32_t n = cfg->n_queues - 1;
+    std::vector<double> pct;
+
+    if (!ParseList(list, &pct) || pct.size() != n) {
+        return key + ": " + queues + " take " + Values(n) + other + ", not '"
+               + list + "'";
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (pct[i] <= 0 || pct[i] >= 100) {
+            return key + " must be in (0, 100)";
+        }
+        cfg->pct_milli[i] = (uint32_t) llround(pct[i] * 1000);
+    }
+    return "";
+}
+
 } // namespace
 
 bool
@@ -127,6 +173,30 @@ AwafsQueueDisc::GetTypeId()
                           " auto (thresholds that minimise the FCT model).",
                           StringValue("10"),
                           MakeStringAccessor(&AwafsQueueDisc::m_percentiles),
+                          MakeStringChecker())
+            .AddAttribute("Karuna",
+                          "Karuna's mode (seed 003; the switch's "
+                          "karuna=on): queue 0 for deadline flows, the "
+                          "others below it, flows of known size by their "
+                          "size and SizeThresholds, the others by bytes "
+                          "sent and Thresholds; each set learned from its "
+                          "own flows' completions.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&AwafsQueueDisc::m_karuna),
+                          MakeBooleanChecker())
+            .AddAttribute("SizeThresholds",
+                          "With Karuna: the k-2 thresholds of the known "
+                          "sizes, as Thresholds (\"\": the same).",
+                          StringValue(""),
+                          MakeStringAccessor(
+                              &AwafsQueueDisc::m_sizeThresholds),
+                          MakeStringChecker())
+            .AddAttribute("SizePercentiles",
+                          "With Karuna: their k-2 RefPct values "
+                          "(\"\": Percentiles).",
+                          StringValue(""),
+                          MakeStringAccessor(
+                              &AwafsQueueDisc::m_sizePercentiles),
                           MakeStringChecker())
             .AddAttribute("Objective",
                           "With auto: what its thresholds minimise in the "
@@ -227,6 +297,8 @@ AwafsQueueDisc::AwafsQueueDisc()
     : QueueDisc(QueueDiscSizePolicy::NO_LIMITS),
       m_adapt(nullptr),
       m_ring(nullptr),
+      m_betaAdapt(nullptr),
+      m_betaRing(nullptr),
       m_flows(nullptr),
       m_sched(nullptr),
       m_trustHost(false),
@@ -240,11 +312,15 @@ AwafsQueueDisc::AwafsQueueDisc()
     memset(&m_byteFree, 0, sizeof m_byteFree);
     memset(&m_parse, 0, sizeof m_parse);
     memset(&m_thr, 0, sizeof m_thr);
+    memset(&m_betaCfg, 0, sizeof m_betaCfg);
+    memset(&m_betaThr, 0, sizeof m_betaThr);
+    memset(&m_karunaStats, 0, sizeof m_karunaStats);
 }
 
 AwafsQueueDisc::~AwafsQueueDisc()
 {
     awafs_adapt_destroy(m_adapt);
+    awafs_adapt_destroy(m_betaAdapt);
     awafs_flowtab_destroy(m_flows);
     if (m_sched) {
         awafs_sched_destroy(m_sched);
@@ -254,13 +330,22 @@ AwafsQueueDisc::~AwafsQueueDisc()
 std::string
 AwafsQueueDisc::ConfigError()
 {
-    std::vector<double> thr, pct;
+    std::string queues, err;
     const char *msg;
+    uint32_t sieve;
 
     if (m_queues < AWAFS_MIN_QUEUES || m_queues > AWAFS_MAX_QUEUES) {
         return "queues must be between 2 and 8";
     }
-    awafs_config_default(&m_cfg, m_queues);
+    if (m_karuna && m_queues < 3) {
+        return "karuna: 3 queues at least, queue 0 for deadline flows and "
+               "two for the others";
+    }
+    /* With Karuna, the sieve has the queues below the deadline queue. */
+    sieve = m_queues - m_karuna;
+    queues = std::to_string(m_queues) + " queues"
+             + (m_karuna ? " with karuna" : "");
+    awafs_config_default(&m_cfg, sieve);
     if (m_mode != "adaptive" && m_mode != "static") {
         return "mode must be adaptive or static";
     }
@@ -278,21 +363,18 @@ AwafsQueueDisc::ConfigError()
         return "tardy needs trust=switch or verify: the flow table counts "
                "what is sent again";
     }
+    if (m_tardy != "off" && m_karuna) {
+        return "tardy cannot go with karuna, which reserves queue 0 for "
+               "deadline flows";
+    }
     if (m_tardy == "tfs+" && !m_tardyLimit) {
         return "the tardy limit must be positive";
     }
     m_tardyBytes = (m_tardy == "tfs" ? UINT64_MAX
                     : m_tardy == "tfs+" ? m_tardyLimit : 0);
-    if (!ParseList(m_thresholds, &thr) || thr.size() != m_queues - 1) {
-        return "thresholds: " + std::to_string(m_queues) + " queues take "
-               + Values(m_queues - 1) + " in bytes, not '" + m_thresholds
-               + "'";
-    }
-    for (size_t i = 0; i < thr.size(); i++) {
-        if (thr[i] < 0 || thr[i] > 4294967295.0 || thr[i] != floor(thr[i])) {
-            return "thresholds must be whole bytes up to 4294967295";
-        }
-        m_cfg.init_thr[i] = (uint64_t) thr[i];
+    err = SetThresholds("thresholds", queues, m_thresholds, &m_cfg);
+    if (!err.empty()) {
+        return err;
     }
     if (!awafs_fct_model_from_string(m_objective.c_str(),
                                      &m_cfg.fct_model)) {
@@ -300,20 +382,17 @@ AwafsQueueDisc::ConfigError()
                + "'";
     }
     if (m_percentiles == "auto") {
+        if (m_karuna) {
+            return "percentiles: auto cannot go with karuna";
+        }
         m_cfg.minimise_fct = true;
     } else if (m_objective != "fct") {
         return "objective: only with percentiles auto";
-    } else if (!ParseList(m_percentiles, &pct)
-               || pct.size() != m_queues - 1) {
-        return "percentiles: " + std::to_string(m_queues) + " queues take "
-               + Values(m_queues - 1) + " or auto, not '" + m_percentiles
-               + "'";
     } else {
-        for (size_t i = 0; i < pct.size(); i++) {
-            if (pct[i] <= 0 || pct[i] >= 100) {
-                return "percentiles must be in (0, 100)";
-            }
-            m_cfg.pct_milli[i] = (uint32_t) llround(pct[i] * 1000);
+        err = SetPercentiles("percentiles", queues, " or auto",
+                             m_percentiles, &m_cfg);
+        if (!err.empty()) {
+            return err;
         }
     }
     if (m_windowType != "histogram" && m_windowType != "exact") {
@@ -327,6 +406,34 @@ AwafsQueueDisc::ConfigError()
     msg = awafs_config_check(&m_cfg);
     if (msg) {
         return msg;
+    }
+    if (m_karuna) {
+        /* The known sizes' window is the sieve's, with its own
+         * thresholds (as the switch's size-thresholds and
+         * size-percentiles). */
+        awafs_config_default(&m_betaCfg, sieve);
+        err = SetThresholds("size thresholds", queues,
+                            (m_sizeThresholds.empty() ? m_thresholds
+                             : m_sizeThresholds), &m_betaCfg);
+        if (err.empty()) {
+            err = SetPercentiles("size percentiles", queues, "",
+                                 (m_sizePercentiles.empty() ? m_percentiles
+                                  : m_sizePercentiles), &m_betaCfg);
+        }
+        if (!err.empty()) {
+            return err;
+        }
+        m_betaCfg.adaptive = m_cfg.adaptive;
+        m_betaCfg.window_kind = m_cfg.window_kind;
+        m_betaCfg.window_us = m_cfg.window_us;
+        m_betaCfg.interval_us = m_cfg.interval_us;
+        m_betaCfg.min_samples = m_cfg.min_samples;
+        msg = awafs_config_check(&m_betaCfg);
+        if (msg) {
+            return std::string("size ") + msg;
+        }
+    } else if (!m_sizeThresholds.empty() || !m_sizePercentiles.empty()) {
+        return "size thresholds and percentiles: only with karuna";
     }
     if (!m_buffer || m_buffer > AWAFS_SCHED_MAX_LIMIT) {
         return "buffer must be between 1 and "
@@ -373,10 +480,18 @@ AwafsQueueDisc::InitializeParams()
 
     m_adapt = awafs_adapt_create(&m_cfg);
     m_flows = awafs_flowtab_create(m_flowTableSize, keygen());
-    m_sched = awafs_sched_create(m_cfg.n_queues, m_buffer);
-    NS_ABORT_MSG_IF(!m_adapt || !m_flows || !m_sched,
+    m_sched = awafs_sched_create(m_queues, m_buffer);
+    if (m_karuna) {
+        m_betaAdapt = awafs_adapt_create(&m_betaCfg);
+    }
+    NS_ABORT_MSG_IF(!m_adapt || !m_flows || !m_sched
+                    || (m_karuna && !m_betaAdapt),
                     "AwafsQueueDisc: out of memory");
     m_ring = awafs_adapt_ring(m_adapt);
+    if (m_betaAdapt) {
+        m_betaRing = awafs_adapt_ring(m_betaAdapt);
+        awafs_adapt_current(m_betaAdapt, &m_betaThr);
+    }
     awafs_flowtab_set_tardy(m_flows, m_tardyBytes);
     awafs_adapt_current(m_adapt, &m_thr);
     if (m_ecnThreshold) {
@@ -410,7 +525,8 @@ AwafsQueueDisc::InitializeParams()
     }
     awafs_load_update(&m_load, now_us, 0, m_linkRate.GetBitRate(),
                       m_cfg.window_us);
-    m_rounds.push_back({Simulator::Now().GetSeconds(), m_thr, 0, 0});
+    m_rounds.push_back({Simulator::Now().GetSeconds(), m_thr, 0, 0,
+                        m_betaThr});
     m_recalcEvent = Simulator::Schedule(MicroSeconds(m_cfg.interval_us),
                                         &AwafsQueueDisc::Recalculate, this);
     m_sweepEvent = Simulator::Schedule(MicroSeconds(SWEEP_INTERVAL_US),
@@ -482,12 +598,13 @@ AwafsQueueDisc::Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
     return head;
 }
 
-/* With trust=host: adds to the frame parsed from 'head_len' bytes at
- * 'frame' (room for AWAFS_HEAD_MAX) the option that the sending host's
- * agent writes on a TCP segment with payload (docs/header.md), from the
- * AwafsMessageTag on the segment's first byte: the bytes of its message
- * before the segment and, on the segment that carries the message's last
- * byte, the completed bit and the size.  That segment also gets PSH, which
+/* With trust=host or verify, or Karuna: adds to the frame parsed from
+ * 'head_len' bytes at 'frame' (room for AWAFS_HEAD_MAX) the option that the
+ * sending host's agent writes on a TCP segment with payload
+ * (docs/header.md), from the AwafsMessageTag on the segment's first byte:
+ * the bytes of its message before the segment, on the segment that carries
+ * the message's last byte the completed bit and the size, and the flow's
+ * Karuna word if it has one.  That last segment also gets PSH, which
  * Linux sets on the last segment of a write and ns-3's TCP never does:
  * the switch counts a completion on it (awafs_hdr_counts_completion()).
  * Returns the bytes added to the frame and its IP packet (0: no option: no
@@ -496,7 +613,7 @@ uint32_t
 AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
                             uint32_t head_len, uint32_t len) const
 {
-    uint8_t opt[AWAFS_OPT_LEN_COMPLETED];
+    uint8_t opt[AWAFS_OPT_LEN_COMPLETED + AWAFS_OPT_KARUNA_LEN];
     uint32_t tcp_hlen, opts, bytes_sent, n;
     AwafsMessageTag tag;
     struct awafs_hdr h;
@@ -515,6 +632,9 @@ AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
     }
     completed = h.payload_len >= tag.size - bytes_sent;
     n = awafs_opt_encode(opt, bytes_sent, completed, tag.size);
+    if (tag.karuna) {
+        n = awafs_opt_add_karuna(opt, n, tag.karuna);
+    }
     l3 = frame + h.l3_ofs;
     l4 = frame + h.l4_ofs;
     tcp_hlen = (l4[12] >> 4) * 4;
@@ -536,14 +656,19 @@ AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
     return n;
 }
 
-/* A message of 'size' bytes from 'src' completed: the datapath's
- * awafs_qos_complete() without Karuna. */
+/* A message of 'size' bytes from 'src', of a flow of 'type', completed:
+ * the datapath's awafs_qos_complete(). */
 void
-AwafsQueueDisc::Complete(int64_t now_us, uint64_t size, const uint8_t src[16])
+AwafsQueueDisc::Complete(int64_t now_us, uint64_t size, const uint8_t src[16],
+                         enum awafs_flow_type type)
 {
+    struct awafs_ring *ring = awafs_karuna_ring(m_ring, m_betaRing, type);
+
     m_completions++;
-    awafs_ring_push_from(m_ring, now_us, size,
-                         awafs_source_id(m_sourceKey, src));
+    if (ring) {
+        awafs_ring_push_from(ring, now_us, size,
+                             awafs_source_id(m_sourceKey, src));
+    }
 }
 
 /* The queue of a frame parsed into 'h' (result 'r'), and the completions it
@@ -557,7 +682,7 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
                          uint32_t len, enum awafs_parse_result r,
                          const struct awafs_hdr *h, int64_t now_us)
 {
-    unsigned int last = m_cfg.n_queues - 1, q;
+    unsigned int last = m_queues - 1, q;
     struct awafs_flow_result fr;
     struct awafs_flow_key key;
     bool byte_free_refused = false;     /* By its source's budget. */
@@ -566,13 +691,19 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
         if (r != AWAFS_PARSE_OK) {
             q = r == AWAFS_PARSE_NO_OPTION && !h->payload_len ? 0 : last;
         } else {
+            enum awafs_flow_type type = awafs_karuna_type(h->karuna);
+
             if (awafs_hdr_counts_completion(h)) {
                 uint8_t src[16] = {0};
 
                 memcpy(src, frame + h->l3_ofs + 12, 4);
-                Complete(now_us, h->flow_size, src);
+                Complete(now_us, h->flow_size, src, type);
             }
-            q = awafs_classify(&m_thr, h->bytes_sent);
+            q = (m_karuna
+                 ? awafs_karuna_queue(&m_thr, &m_betaThr, h, type,
+                                      h->bytes_sent, -1, false,
+                                      &m_karunaStats)
+                 : awafs_classify(&m_thr, h->bytes_sent));
         }
     } else if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION)
         || !awafs_flow_key_from_frame(frame, head_len, h, &key)) {
@@ -582,9 +713,15 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
                              m_idleUs, &m_thr, &fr);
         byte_free_refused = fr.byte_free_refused;
         for (int i = 0; i < fr.n_completed; i++) {
-            Complete(now_us, fr.completed[i], key.src);
+            Complete(now_us, fr.completed[i], key.src,
+                     (enum awafs_flow_type) fr.completed_type[i]);
         }
-        q = fr.queue;
+        q = (m_karuna
+             ? awafs_karuna_queue(&m_thr, &m_betaThr, h,
+                                  (enum awafs_flow_type) fr.type,
+                                  fr.bytes_sent, fr.queue, fr.aged,
+                                  &m_karunaStats)
+             : fr.queue);
     }
     if ((r != AWAFS_PARSE_OK && r != AWAFS_PARSE_NO_OPTION) || !h->l4_ofs) {
         return q;
@@ -595,7 +732,7 @@ AwafsQueueDisc::Classify(const uint8_t *frame, uint32_t head_len,
     if (!h->payload_len) {
         return (byte_free_refused ? last
                 : awafs_byte_free_queue(&m_byteFree, now_us, len,
-                                        m_cfg.n_queues, &m_byteFreeOver));
+                                        m_queues, &m_byteFreeOver));
     }
     return q;
 }
@@ -616,7 +753,7 @@ AwafsQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     head_len = Frame(item, frame, &len);
     /* 'len' stays the packet's: the option is in the frame parsed, not on
      * the simulated link. */
-    opt_len = (m_trustHost || m_trustVerify
+    opt_len = (m_trustHost || m_trustVerify || m_karuna
                ? WriteOption(item, frame, head_len, len) : 0);
     head_len += opt_len;
     r = awafs_parse_head(frame, head_len, len + opt_len, nullptr, &h,
@@ -696,12 +833,12 @@ AwafsQueueDisc::CommitRecording()
     uint64_t before[AWAFS_MAX_QUEUES];
     struct awafs_queue_stats qs;
 
-    for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
+    for (uint32_t q = 0; q < m_queues; q++) {
         awafs_sched_get_queue_stats(m_sched, q, &qs);
         before[q] = qs.tx_packets;
     }
     awafs_sched_commit(m_sched, 1);
-    for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
+    for (uint32_t q = 0; q < m_queues; q++) {
         awafs_sched_get_queue_stats(m_sched, q, &qs);
         if (qs.tx_packets != before[q]) {
             return q;
@@ -730,7 +867,7 @@ AwafsQueueDisc::MeasureLoad(int64_t now_us)
 {
     uint64_t bytes = 0;
 
-    for (uint32_t q = 0; q < m_cfg.n_queues; q++) {
+    for (uint32_t q = 0; q < m_queues; q++) {
         struct awafs_queue_stats qs;
 
         awafs_sched_get_queue_stats(m_sched, q, &qs);
@@ -750,8 +887,12 @@ AwafsQueueDisc::Recalculate()
         awafs_adapt_set_load(m_adapt, load);
     }
     awafs_adapt_update(m_adapt, now_us, &m_thr);
+    if (m_betaAdapt) {
+        awafs_adapt_update(m_betaAdapt, now_us, &m_betaThr);
+    }
     m_rounds.push_back({Simulator::Now().GetSeconds(), m_thr,
-                        awafs_adapt_window_count(m_adapt), load});
+                        awafs_adapt_window_count(m_adapt), load,
+                        m_betaThr});
     m_recalcEvent = Simulator::Schedule(MicroSeconds(m_cfg.interval_us),
                                         &AwafsQueueDisc::Recalculate, this);
 }
@@ -761,13 +902,14 @@ AwafsQueueDisc::Sweep()
 {
     int64_t now_us = Simulator::Now().GetMicroSeconds();
     uint64_t sizes[SWEEP_ENTRIES];
+    uint8_t types[SWEEP_ENTRIES];
     uint8_t srcs[SWEEP_ENTRIES][16];
     size_t n;
 
     n = awafs_flowtab_sweep(m_flows, SWEEP_ENTRIES, now_us, m_idleUs, sizes,
-                            nullptr, srcs);
+                            types, srcs);
     for (size_t i = 0; i < n; i++) {
-        Complete(now_us, sizes[i], srcs[i]);
+        Complete(now_us, sizes[i], srcs[i], (enum awafs_flow_type) types[i]);
     }
     m_sweepEvent = Simulator::Schedule(MicroSeconds(SWEEP_INTERVAL_US),
                                        &AwafsQueueDisc::Sweep, this);

@@ -46,32 +46,38 @@ bool ParseList(const std::string &s, std::vector<double> *out);
 /* What a sending host's agent knows of the message that a byte belongs
  * to, set by the sending application on every byte it writes (ns-3 keeps
  * byte tags on the bytes through TCP's segmentation and every hop): the
- * TCP sequence number of the message's first byte and its size.  With
- * trust=host a switch port writes from it, into the frame it parses, the
- * option that the host agent would have written (docs/header.md). */
+ * TCP sequence number of the message's first byte, its size, and the
+ * flow's Karuna word (awafs_karuna_word(); 0: none), which a Karuna-aware
+ * application sets as its socket's mark.  With trust=host a switch port
+ * writes from it, into the frame it parses, the option that the host agent
+ * would have written (docs/header.md), and with Karuna in every trust mode
+ * the word at its end. */
 class AwafsMessageTag : public ns3::Tag
 {
   public:
     static ns3::TypeId GetTypeId();
     ns3::TypeId GetInstanceTypeId() const override { return GetTypeId(); }
-    uint32_t GetSerializedSize() const override { return 8; }
+    uint32_t GetSerializedSize() const override { return 12; }
     void Serialize(ns3::TagBuffer b) const override
     {
         b.WriteU32(seq);
         b.WriteU32(size);
+        b.WriteU32(karuna);
     }
     void Deserialize(ns3::TagBuffer b) override
     {
         seq = b.ReadU32();
         size = b.ReadU32();
+        karuna = b.ReadU32();
     }
     void Print(std::ostream &os) const override
     {
-        os << "seq=" << seq << " size=" << size;
+        os << "seq=" << seq << " size=" << size << " karuna=" << karuna;
     }
 
     uint32_t seq = 0;
     uint32_t size = 0;
+    uint32_t karuna = 0;
 };
 
 /* One round of the recalculation, as the trace records it. */
@@ -80,6 +86,7 @@ struct AwafsRound {
     struct awafs_thresholds thr;
     uint32_t window;            /* Completions in the window. */
     double load;                /* Measured, a share of the rate. */
+    struct awafs_thresholds beta;   /* With Karuna: the known sizes'. */
 };
 
 class AwafsQueueDisc : public ns3::QueueDisc
@@ -93,10 +100,21 @@ class AwafsQueueDisc : public ns3::QueueDisc
      * valid, else why not. */
     std::string ConfigError();
 
+    /* With Karuna, {alpha}: the sieve's, for the queues below queue 0. */
     const struct awafs_thresholds &Thresholds() const { return m_thr; }
+    bool Karuna() const { return m_karuna; }
+    /* With Karuna, {beta}: those of the known sizes. */
+    const struct awafs_thresholds &SizeThresholds() const
+    {
+        return m_betaThr;
+    }
+    const struct awafs_karuna_stats &KarunaStats() const
+    {
+        return m_karunaStats;
+    }
     const std::vector<AwafsRound> &Rounds() const { return m_rounds; }
     void GetQueueStats(uint32_t q, struct awafs_queue_stats *) const;
-    uint32_t NQueues() const { return m_cfg.n_queues; }
+    uint32_t NQueues() const { return m_queues; }
     uint64_t Completions() const { return m_completions; }
     void GetFlowtabStats(struct awafs_flowtab_stats *) const;
     /* The "Departure" trace source's: a packet dequeued, and its queue. */
@@ -117,7 +135,8 @@ class AwafsQueueDisc : public ns3::QueueDisc
     unsigned int Classify(const uint8_t *frame, uint32_t head_len,
                           uint32_t len, enum awafs_parse_result r,
                           const struct awafs_hdr *h, int64_t now_us);
-    void Complete(int64_t now_us, uint64_t size, const uint8_t src[16]);
+    void Complete(int64_t now_us, uint64_t size, const uint8_t src[16],
+                  enum awafs_flow_type type);
     void Recalculate();
     void Sweep();
     int CommitRecording();
@@ -130,6 +149,9 @@ class AwafsQueueDisc : public ns3::QueueDisc
     std::string m_trust;
     std::string m_thresholds;
     std::string m_percentiles;
+    bool m_karuna;
+    std::string m_sizeThresholds;
+    std::string m_sizePercentiles;
     std::string m_objective;
     uint32_t m_windowMs;
     uint32_t m_intervalMs;
@@ -148,9 +170,14 @@ class AwafsQueueDisc : public ns3::QueueDisc
     uint64_t m_seed;
 
     /* The core's parts, as one port of netdev-dpdk-awafs.c holds them. */
-    struct awafs_config m_cfg;
+    struct awafs_config m_cfg;          /* With Karuna, the sieve's. */
     struct awafs_adapt *m_adapt;
     struct awafs_ring *m_ring;
+    struct awafs_config m_betaCfg;      /* With Karuna. */
+    struct awafs_adapt *m_betaAdapt;
+    struct awafs_ring *m_betaRing;
+    struct awafs_thresholds m_betaThr;
+    struct awafs_karuna_stats m_karunaStats;
     struct awafs_flowtab *m_flows;
     struct awafs_sched *m_sched;
     bool m_trustHost;                   /* Trust is "host". */

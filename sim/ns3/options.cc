@@ -132,6 +132,25 @@ const char USAGE[] =
     "                     port, they run the scheme as the switch ports do,\n"
     "                     each its own instance (a hypervisor's AWAFS\n"
     "                     uplink) (fifo)\n"
+    "  --karuna K         on | off: every AWAFS port in Karuna's mode (seed\n"
+    "                     003, the switch's karuna=on): queue 0 for\n"
+    "                     deadline flows, flows of known size below it by\n"
+    "                     their size and --size-thresholds, the others by\n"
+    "                     bytes sent and --thresholds (K-2 values each);\n"
+    "                     each set learned from its own flows (off)\n"
+    "  --size-thresholds LIST  with --karuna: those of the known sizes\n"
+    "                     (--thresholds)\n"
+    "  --size-percentiles LIST  with --karuna and awafs: their RefPct\n"
+    "                     (--percentiles)\n"
+    "  --deadline-share F Karuna's flow types, for every scheme: this share\n"
+    "                     of the flows has a deadline (type 1), and says its\n"
+    "                     size (0)\n"
+    "  --sized-share F    and this share says only its size (type 2); the\n"
+    "                     others say neither (0)\n"
+    "  --deadline-ms MS   a deadline flow's deadline is the time its bytes\n"
+    "                     take at --deadline-rate, at least MS ms (5:\n"
+    "                     Karuna's least), at most 4095 ms\n"
+    "  --deadline-rate R  (--rate / 4: the testbed's 25 Mbit/s of its 100)\n"
     "  --tardy T          off | tfs | tfs+: a flow that sent data again goes\n"
     "                     to queue 0 (TFS), or while under --tardy-limit\n"
     "                     bytes (TFS+), as the switch's tardy (off)\n"
@@ -156,10 +175,12 @@ const char USAGE[] =
     "                     receiver on a fabric; part, 0 or 1, the workload\n"
     "                     it is from, with a second workload; with queries,\n"
     "                     query, its query's number or empty, and tardy, 1\n"
-    "                     if its sender retransmitted)\n"
+    "                     if its sender retransmitted; with Karuna's types,\n"
+    "                     type, 1 to 3, and deadline_ms, 0 if none)\n"
     "  --trace-csv FILE   every recalculation round: time_s,version,window,\n"
     "                     load,thr1[,thr2...] (a fabric: of its first edge\n"
-    "                     switch's port toward host 0)\n"
+    "                     switch's port toward host 0), and with --karuna\n"
+    "                     the known sizes' sthr1[,sthr2...]\n"
     "  --waits-csv FILE   a fabric: where each flow's packets waited (not\n"
     "                     its ACKs): id,nic_packets,nic_wait_us (in its\n"
     "                     sender's NIC), then q0_packets,q0_wait_us ... for\n"
@@ -405,6 +426,24 @@ ParseOptions(int argc, char **argv)
                       + "'");
             }
             o.nic_queue = value;
+        } else if (name == "karuna") {
+            if (value != "on" && value != "off") {
+                Usage("--karuna must be on or off, not '" + value + "'");
+            }
+            o.karuna = value == "on";
+        } else if (name == "size-thresholds") {
+            o.size_thresholds = value;
+        } else if (name == "size-percentiles") {
+            o.size_percentiles = value;
+        } else if (name == "deadline-share") {
+            o.deadline_share = ParseDouble(name, value, 0, 1, false);
+        } else if (name == "sized-share") {
+            o.sized_share = ParseDouble(name, value, 0, 1, false);
+        } else if (name == "deadline-ms") {
+            o.deadline_ms = ParseUint(name, value, 1,
+                                      AWAFS_KARUNA_DEADLINE_MAX);
+        } else if (name == "deadline-rate") {
+            o.deadline_rate_bps = ParseRate(name, value);
         } else if (name == "tardy") {
             if (value != "off" && value != "tfs" && value != "tfs+") {
                 Usage("--tardy must be off, tfs or tfs+, not '" + value + "'");
@@ -531,6 +570,23 @@ ParseOptions(int argc, char **argv)
         Usage("--tardy: the flow table of trust=switch or verify counts "
               "what is sent again (not with srpt or --trust host)");
     }
+    if (o.deadline_share + o.sized_share > 1) {
+        Usage("--deadline-share and --sized-share: at most 1 together");
+    }
+    for (const char *k : {"deadline-ms", "deadline-rate"}) {
+        if (!o.deadline_share
+            && std::find(given.begin(), given.end(), k) != given.end()) {
+            Usage(std::string("--") + k + " needs --deadline-share");
+        }
+    }
+    if (!o.karuna && (!o.size_thresholds.empty()
+                      || !o.size_percentiles.empty())) {
+        Usage("--size-thresholds, --size-percentiles: only with --karuna "
+              "on");
+    }
+    if (o.karuna && o.scheme == "srpt") {
+        Usage("--karuna: the AWAFS ports' mode, not srpt's");
+    }
     if ((!o.then_workload.empty() || !o.pair_workload.empty())
         && o.workload.empty()) {
         Usage("a second workload needs --workload");
@@ -555,6 +611,9 @@ ParseOptions(int argc, char **argv)
     }
     if (!o.nic_buffer) {
         o.nic_buffer = o.buffer;
+    }
+    if (!o.deadline_rate_bps) {
+        o.deadline_rate_bps = o.rate_bps / 4;
     }
     if (o.max_rate_bps > o.rate_bps) {
         Usage("--max-rate must be at most --rate");

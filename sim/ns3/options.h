@@ -74,6 +74,13 @@ struct Options {
     std::string query_sizes = "20000,80000";
     uint32_t query_fanout = 10;
     double query_load = 0.1;
+    bool karuna = false;                /* The ports' karuna=on. */
+    std::string size_thresholds;        /* Default: --thresholds. */
+    std::string size_percentiles;       /* Default: --percentiles. */
+    double deadline_share = 0;          /* Karuna's type 1 flows. */
+    double sized_share = 0;             /* Type 2: their size known. */
+    uint32_t deadline_ms = 5;           /* The least deadline. */
+    uint64_t deadline_rate_bps = 0;     /* Default: rate_bps / 4. */
     std::string tardy = "off";
     uint64_t tardy_limit = 100000;
     bool source_budgets = false;
