@@ -10,6 +10,7 @@
 #   make eval-sim  the micro benchmark on ns-3, the core on a simulated port
 #   make eval-sim-grid  AWAFS, PIAS, FIFO on ns-3's leaf-spine (resumable)
 #   make eval-sim-tfs  TFS's fat-tree and queries on ns-3 (resumable)
+#   make eval-sim-karuna  Karuna's mixed flows on ns-3's leaf-spine (resumable)
 #   make demo    setup + build + the main job
 #   make bench   setup + build + benchmarks (report in build/bench/)
 #   make fuzz    every fuzz target for 10 M inputs, from tests/fuzz/corpus/
@@ -78,7 +79,8 @@ OVS_PROGRAMS := vswitchd/ovs-vswitchd ovsdb/ovsdb-server ovsdb/ovsdb-tool \
 	utilities/ovs-vsctl utilities/ovs-appctl utilities/ovs-ofctl
 
 .PHONY: all build setup core unit ovs host-agent check eval eval-report \
-	eval-smoke eval-sim eval-sim-grid eval-sim-tfs demo bench fuzz soak \
+	eval-smoke eval-sim eval-sim-grid eval-sim-tfs eval-sim-karuna demo \
+	bench fuzz soak \
 	check-ovs clean controller upstream-series deb check-deb ns3
 
 all build: ovs core host-agent controller ns3
@@ -300,6 +302,15 @@ eval-sim-grid: setup $(BIN)/awafs-ns3
 # build/eval-sim-tfs/summary.md.
 eval-sim-tfs: setup $(BIN)/awafs-ns3
 	$(VENV)/bin/python -m sim.ns3_tfs --out $(B)/eval-sim-tfs --jobs $$(nproc)
+
+# Karuna's large-scale simulation (seed 003, sim/ns3_karuna.py): data
+# mining at 80 % on the 3 x 4 leaf-spine, a third of the flows with
+# deadlines, a third with a known size; DCTCP alone, deadline flows on top,
+# Karuna static and learned; five seeds, a run per core at a time;
+# resumable; build/eval-sim-karuna/summary.md.
+eval-sim-karuna: setup $(BIN)/awafs-ns3
+	$(VENV)/bin/python -m sim.ns3_karuna --out $(B)/eval-sim-karuna \
+		--jobs $$(nproc)
 
 demo: setup build
 	$(VENV)/bin/python -m demo.awafs_demo

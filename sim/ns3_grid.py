@@ -243,7 +243,8 @@ def keep_run(out, name, s, flows_tmp):
     NAME.csv.gz, and its summary 's' (run_ns3()'s) as the line NAME.txt."""
     gzip_to(flows_tmp, out / f"{name}.csv.gz")
     (out / f"{name}.txt").write_text(
-        " ".join(f"{k}={v}" for k, v in s.items()
+        " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}"
+                 for k, v in s.items()
                  if k not in ("completed", "thresholds", "rows", "trace"))
         + "\n")
 
