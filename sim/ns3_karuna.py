@@ -20,9 +20,9 @@ mode", has the reasons):
   share of the capacity;
 - a deadline: the time the flow's bytes take at a quarter of its host's
   link, at least 5 ms (awafs-ns3 --deadline-ms, --deadline-rate);
-- DCTCP for every flow: ns-3 has no MCP, so the deadline flows are DCTCP
-  in queue 0, the paper's "simply prioritising deadline flows", not its
-  Karuna row;
+- MCP as the host agent's awafs_mcp (sim/ns3/tcp-mcp.h: DCTCP's window,
+  paced at 5/4 of what is left over the time left, the deadline given up
+  once passed), DCTCP for the other flows and in the schemes without it;
 - every flow tags its bytes with its Karuna word, read with trust=host (a
   switch that counts does not take a deadline on trust); the ports mark
   by each queue's backlog (--ecn-mode queue) and the hosts' NICs run the
@@ -32,8 +32,9 @@ mode", has the reasons):
 Schemes: dctcp (one FIFO queue), deadline-on-top (queue 0 for deadline
 flows, one FIFO queue for the rest), karuna-static (8 queues, the
 thresholds of sim/karuna_thresholds.py for the workload, the load and the
-shares) and karuna-adaptive (learned from those, RefPct 10, 20, ..., 60
-for both sets).
+shares), karuna-adaptive (learned from those, RefPct 10, 20, ..., 60
+for both sets), all with DCTCP for every flow; and karuna-mcp
+(karuna-static with MCP for the deadline flows: Karuna proper).
 
 One run per (scheme, seed), resumable, kept as in sim/ns3_grid.py: each
 run's flows gzipped in OUT (SCHEME-seedN.csv.gz, its summary line beside
@@ -89,6 +90,8 @@ def schemes(workload, load, shares):
         "karuna-adaptive": [*karuna, "--scheme", "awafs",
                             "--percentiles", refpct,
                             "--size-percentiles", refpct],
+        "karuna-mcp": [*karuna, "--scheme", "static",
+                       "--deadline-transport", "mcp"],
     }
 
 
@@ -217,7 +220,7 @@ def main(argv=None):
     ap.add_argument("--spines", type=int, default=2)
     ap.add_argument("--schemes",
                     default="dctcp,deadline-on-top,karuna-static,"
-                    "karuna-adaptive")
+                    "karuna-adaptive,karuna-mcp")
     ap.add_argument("--warmup-s", type=float, default=0.0,
                     help="leave out the flows that started this early")
     ap.add_argument("--jobs", type=int, default=1,

@@ -177,7 +177,70 @@ def test_without_karuna_the_words_change_nothing(tmp_path):
     assert "karuna_packets" not in typed
 
 
+# The star at 100 Mbit/s: Karuna's four queues, each queue marking by its
+# own backlog, DCTCP; the deadline flows with DCTCP or MCP.
+STAR = ["--flows", FLOWS, *KARUNA, *TYPES, "--transport", "dctcp",
+        "--ecn-mode", "queue", "--scheme", "static",
+        "--thresholds", ",".join(map(str, ALPHA))]
+
+
+def by_class(rows, t, size):
+    return [f for f in rows if f["type"] == t and f["size"] == size]
+
+
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def test_mcp_takes_just_the_rate_its_deadline_needs(tmp_path):
+    """--deadline-transport mcp: a deadline flow paces at 5/4 of what it
+    has left over the time left, so it finishes near its deadline instead
+    of as soon as it can, and still in time; the flows without a deadline
+    get the bandwidth it leaves: their small flows' mean FCT drops."""
+    runs = {t: run_ns3(*STAR, "--deadline-transport", t,
+                       flows_csv=tmp_path / f"{t}.csv")
+            for t in ("dctcp", "mcp")}
+    for r in runs.values():
+        assert r["completed"] == FLOWS and r["drops"] == 0
+    mcp, dctcp = runs["mcp"], runs["dctcp"]
+    assert mcp["deadline_missed"] == mcp["deadline_given_up"] == 0
+    assert dctcp["deadline_missed"] > 0
+
+    def share_of_deadline(rows):
+        return mean(f["fct_ms"] / f["deadline_ms"]
+                    for f in by_class(rows, DEADLINE, LONG))
+    assert share_of_deadline(dctcp["rows"]) < 0.5
+    assert 0.7 < share_of_deadline(mcp["rows"]) <= 1
+    for t in (SIZED, UNKNOWN):
+        assert mean(f["fct_ms"] for f in by_class(mcp["rows"], t, SHORT)) \
+            < 0.7 * mean(f["fct_ms"]
+                         for f in by_class(dctcp["rows"], t, SHORT))
+
+
+def test_mcp_gives_up_a_deadline_it_cannot_meet(tmp_path):
+    """Deadlines of 2 ms (--deadline-rate far above the link): MCP gives up
+    each one it has missed, taking the deadline out of the socket's mark,
+    and the port places the rest of the flow by its size -- segments
+    that went to queue 0 as deadline segments under DCTCP are sized ones
+    now, the same segments in all; every flow completes."""
+    args = [*STAR, "--deadline-ms", 2, "--deadline-rate", "400G"]
+    dctcp = run_ns3(*args, "--deadline-transport", "dctcp")
+    mcp = run_ns3(*args, "--deadline-transport", "mcp")
+    assert mcp["completed"] == dctcp["completed"] == FLOWS
+    assert mcp["deadline_given_up"] == mcp["deadline_missed"] > 0
+    d, m = dctcp["karuna_packets"], mcp["karuna_packets"]
+    assert m[0] < d[0] and m[1] > d[1]
+    assert m[0] + m[1] == d[0] + d[1] and m[2] == d[2]
+
+
 @pytest.mark.parametrize("args,says", [
+    (["--deadline-share", "0.3", "--deadline-transport", "mcp"],
+     "--deadline-transport mcp: MCP is DCTCP's window"),
+    (["--deadline-share", "0.3", "--deadline-transport", "bbr"],
+     "--deadline-transport must be dctcp or mcp"),
+    (["--transport", "dctcp", "--deadline-transport", "mcp"],
+     "--deadline-transport needs --deadline-share"),
     (["--karuna", "on", "--queues", "2"], "karuna: 3 queues at least"),
     (["--karuna", "on", "--queues", "4", "--thresholds", "1"],
      "thresholds: 4 queues with karuna take 2 values in bytes, not '1'"),

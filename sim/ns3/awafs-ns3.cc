@@ -43,6 +43,7 @@ extern "C" {
 #include "five-tuple.h"
 #include "options.h"
 #include "srpt-queue-disc.h"
+#include "tcp-mcp.h"
 
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -82,11 +83,11 @@ const uint32_t TAGGED_WRITE_MIN = 256 << 10;
 /* ---- The workload ------------------------------------------------------ */
 
 struct Flow {
-    uint32_t id;
-    uint32_t sender;            /* Host index: 1..H on the star. */
+    uint32_t id = 0;
+    uint32_t sender = 0;        /* Host index: 1..H on the star. */
     uint32_t receiver = 0;
-    uint64_t size;
-    double start_s;
+    uint64_t size = 0;
+    double start_s = 0;
     double fct_ms = -1;
     uint64_t sent = 0;
     uint64_t received = 0;
@@ -98,7 +99,9 @@ struct Flow {
     uint8_t type = 0;           /* Karuna's 1 (deadline), 2 (size known)
                                  * or 3 (neither); 0: no types. */
     uint32_t deadline_ms = 0;
-    uint32_t karuna = 0;        /* Its Karuna word, in its byte tags. */
+    uint32_t karuna = 0;        /* Its Karuna word: its socket's mark. */
+    Ptr<TcpMcp> mcp;            /* A deadline flow's, with MCP. */
+    bool gave_up = false;       /* Its MCP gave up the deadline. */
 };
 
 /* A partition-aggregate query: its answers are the flows whose 'query' is
@@ -144,7 +147,7 @@ SendMore(uint32_t id, Ptr<Socket> s)
 
             tag.seq = f.first_seq;
             tag.size = (uint32_t) std::min<uint64_t>(f.size, UINT32_MAX);
-            tag.karuna = f.karuna;
+            tag.flow = id + 1;
             p->AddByteTag(tag);
         }
         r = s->Send(p);
@@ -162,11 +165,25 @@ SendMore(uint32_t id, Ptr<Socket> s)
 void
 OnConnected(uint32_t id, Ptr<Socket> s)
 {
+    Flow &f = g_run.flows[id];
+
     /* The next byte to send, which no byte has taken yet. */
-    g_run.flows[id].first_seq = DynamicCast<TcpSocketBase>(s)
-                                    ->GetTxBuffer()->TailSequence()
-                                    .GetValue();
+    f.first_seq = DynamicCast<TcpSocketBase>(s)->GetTxBuffer()
+                      ->TailSequence().GetValue();
+    if (f.mcp) {
+        f.mcp->SetFirstSequence(SequenceNumber32(f.first_seq));
+    }
     SendMore(id, s);
+}
+
+/* MCP gave up flow 'id''s deadline: its socket's mark keeps the size. */
+void
+OnGiveUp(uint32_t id)
+{
+    Flow &f = g_run.flows[id];
+
+    f.gave_up = true;
+    f.karuna &= AWAFS_KARUNA_SIZE_MAX;
 }
 
 void
@@ -195,11 +212,18 @@ OnCongState(uint32_t id, TcpSocketState::TcpCongState_t,
 }
 
 void
-StartFlow(uint32_t id)
+StartFlow(uint32_t id, bool mcp)
 {
     Flow &f = g_run.flows[id];
     Ptr<Socket> s = Socket::CreateSocket(g_run.hosts.Get(f.sender),
                                          TcpSocketFactory::GetTypeId());
+
+    if (mcp && f.type == 1) {
+        f.mcp = CreateObject<TcpMcp>();
+        f.mcp->SetMessage(Seconds(f.start_s) + MilliSeconds(f.deadline_ms),
+                          f.size, MakeBoundCallback(&OnGiveUp, id));
+        DynamicCast<TcpSocketBase>(s)->SetCongestionControlAlgorithm(f.mcp);
+    }
     InetSocketAddress local = InetSocketAddress(Ipv4Address::GetAny(), 0);
     Address a;
 
@@ -242,6 +266,13 @@ OnAccept(Ptr<Socket> s, const Address &from)
     NS_ABORT_MSG_IF(it == g_run.by_peer.end(), "a connection of no flow");
     s->SetRecvCallback(MakeBoundCallback(&OnRecv, it->second));
     OnRecv(it->second, s);
+}
+
+/* AwafsQueueDisc's MarkOf: the mark of flow 'id''s socket. */
+uint32_t
+MarkOf(uint32_t id)
+{
+    return id < g_run.flows.size() ? g_run.flows[id].karuna : 0;
 }
 
 /* SrptQueueDisc's knowledge: a packet's flow, by its sender's address and
@@ -457,6 +488,14 @@ KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
         snprintf(words, sizeof words, " deadline_flows=%u deadline_missed=%u",
                  deadlines, missed);
         s += words;
+        if (o.mcp) {
+            uint32_t gave_up = 0;
+
+            for (const Flow &f : g_run.flows) {
+                gave_up += f.gave_up;
+            }
+            s += " deadline_given_up=" + std::to_string(gave_up);
+        }
     }
     if (o.karuna) {
         for (const Ptr<AwafsQueueDisc> &d : discs) {
@@ -860,6 +899,7 @@ main(int argc, char **argv)
 
     /* With types, every scheme tags: the senders write alike. */
     g_run.tag_messages = o.trust != "switch" || typed;
+    AwafsQueueDisc::SetMarkOf(&MarkOf);
 
     if (!star && n_hosts < 2) {
         Usage("the " + o.topology + " needs two hosts at least");
@@ -1003,7 +1043,7 @@ main(int argc, char **argv)
         }
         g_run.flows.push_back(f);
         Simulator::ScheduleWithContext(g_run.hosts.Get(f.sender)->GetId(),
-                                       Seconds(t), &StartFlow, f.id);
+                                       Seconds(t), &StartFlow, f.id, o.mcp);
         return f.size;
     };
     /* Whatever happens, a bound: every flow's bytes at a tenth of the

@@ -137,6 +137,8 @@ AwafsMessageTag::GetTypeId()
 
 NS_OBJECT_ENSURE_REGISTERED(AwafsQueueDisc);
 
+AwafsQueueDisc::MarkOf AwafsQueueDisc::s_markOf = nullptr;
+
 TypeId
 AwafsQueueDisc::GetTypeId()
 {
@@ -603,8 +605,8 @@ AwafsQueueDisc::Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
  * sending host's agent writes on a TCP segment with payload
  * (docs/header.md), from the AwafsMessageTag on the segment's first byte:
  * the bytes of its message before the segment, on the segment that carries
- * the message's last byte the completed bit and the size, and the flow's
- * Karuna word if it has one.  That last segment also gets PSH, which
+ * the message's last byte the completed bit and the size, and the
+ * Karuna word in its socket's mark if it has one.  That last segment also gets PSH, which
  * Linux sets on the last segment of a write and ns-3's TCP never does:
  * the switch counts a completion on it (awafs_hdr_counts_completion()).
  * Returns the bytes added to the frame and its IP packet (0: no option: no
@@ -614,7 +616,7 @@ AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
                             uint32_t head_len, uint32_t len) const
 {
     uint8_t opt[AWAFS_OPT_LEN_COMPLETED + AWAFS_OPT_KARUNA_LEN];
-    uint32_t tcp_hlen, opts, bytes_sent, n;
+    uint32_t tcp_hlen, opts, bytes_sent, n, word;
     AwafsMessageTag tag;
     struct awafs_hdr h;
     uint8_t *l3, *l4;
@@ -632,8 +634,9 @@ AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
     }
     completed = h.payload_len >= tag.size - bytes_sent;
     n = awafs_opt_encode(opt, bytes_sent, completed, tag.size);
-    if (tag.karuna) {
-        n = awafs_opt_add_karuna(opt, n, tag.karuna);
+    word = s_markOf && tag.flow ? s_markOf(tag.flow - 1) : 0;
+    if (word) {
+        n = awafs_opt_add_karuna(opt, n, word);
     }
     l3 = frame + h.l3_ofs;
     l4 = frame + h.l4_ofs;

@@ -46,12 +46,12 @@ bool ParseList(const std::string &s, std::vector<double> *out);
 /* What a sending host's agent knows of the message that a byte belongs
  * to, set by the sending application on every byte it writes (ns-3 keeps
  * byte tags on the bytes through TCP's segmentation and every hop): the
- * TCP sequence number of the message's first byte, its size, and the
- * flow's Karuna word (awafs_karuna_word(); 0: none), which a Karuna-aware
- * application sets as its socket's mark.  With trust=host a switch port
- * writes from it, into the frame it parses, the option that the host agent
- * would have written (docs/header.md), and with Karuna in every trust mode
- * the word at its end. */
+ * TCP sequence number of the message's first byte, its size, and its flow
+ * (1 + the program's index; 0: none), whose socket's mark is the flow's
+ * Karuna word (AwafsQueueDisc::SetMarkOf()).  With trust=host a switch
+ * port writes from it, into the frame it parses, the option that the host
+ * agent would have written (docs/header.md), and with Karuna in every
+ * trust mode the word at its end. */
 class AwafsMessageTag : public ns3::Tag
 {
   public:
@@ -62,22 +62,22 @@ class AwafsMessageTag : public ns3::Tag
     {
         b.WriteU32(seq);
         b.WriteU32(size);
-        b.WriteU32(karuna);
+        b.WriteU32(flow);
     }
     void Deserialize(ns3::TagBuffer b) override
     {
         seq = b.ReadU32();
         size = b.ReadU32();
-        karuna = b.ReadU32();
+        flow = b.ReadU32();
     }
     void Print(std::ostream &os) const override
     {
-        os << "seq=" << seq << " size=" << size << " karuna=" << karuna;
+        os << "seq=" << seq << " size=" << size << " flow=" << flow;
     }
 
     uint32_t seq = 0;
     uint32_t size = 0;
-    uint32_t karuna = 0;
+    uint32_t flow = 0;
 };
 
 /* One round of the recalculation, as the trace records it. */
@@ -117,6 +117,12 @@ class AwafsQueueDisc : public ns3::QueueDisc
     uint32_t NQueues() const { return m_queues; }
     uint64_t Completions() const { return m_completions; }
     void GetFlowtabStats(struct awafs_flowtab_stats *) const;
+    /* The mark (a Karuna word, 0: none) of the socket that sends the
+     * flow of an AwafsMessageTag, when the agent writes a segment's
+     * option: Karuna's MCP takes a deadline it can no longer meet out of
+     * it.  One for the program: the flows are its. */
+    typedef uint32_t (*MarkOf)(uint32_t flow);
+    static void SetMarkOf(MarkOf mark_of) { s_markOf = mark_of; }
     /* The "Departure" trace source's: a packet dequeued, and its queue. */
     typedef void (*DepartureCallback)(ns3::Ptr<const ns3::QueueDiscItem>,
                                       int);
@@ -197,6 +203,7 @@ class AwafsQueueDisc : public ns3::QueueDisc
     ns3::EventId m_recalcEvent, m_sweepEvent;
     ns3::TracedCallback<ns3::Ptr<const ns3::QueueDiscItem>, int>
         m_departure;
+    static MarkOf s_markOf;
 };
 
 #endif /* awafs-queue-disc.h */

@@ -151,6 +151,10 @@ const char USAGE[] =
     "                     take at --deadline-rate, at least MS ms (5:\n"
     "                     Karuna's least), at most 4095 ms\n"
     "  --deadline-rate R  (--rate / 4: the testbed's 25 Mbit/s of its 100)\n"
+    "  --deadline-transport T  dctcp | mcp: with --transport dctcp, the\n"
+    "                     deadline flows' (Karuna's MCP: paced at 5/4 of\n"
+    "                     what is left over the time left, the deadline\n"
+    "                     given up once passed) (dctcp)\n"
     "  --tardy T          off | tfs | tfs+: a flow that sent data again goes\n"
     "                     to queue 0 (TFS), or while under --tardy-limit\n"
     "                     bytes (TFS+), as the switch's tardy (off)\n"
@@ -444,6 +448,12 @@ ParseOptions(int argc, char **argv)
                                       AWAFS_KARUNA_DEADLINE_MAX);
         } else if (name == "deadline-rate") {
             o.deadline_rate_bps = ParseRate(name, value);
+        } else if (name == "deadline-transport") {
+            if (value != "dctcp" && value != "mcp") {
+                Usage("--deadline-transport must be dctcp or mcp, not '"
+                      + value + "'");
+            }
+            o.mcp = value == "mcp";
         } else if (name == "tardy") {
             if (value != "off" && value != "tfs" && value != "tfs+") {
                 Usage("--tardy must be off, tfs or tfs+, not '" + value + "'");
@@ -573,7 +583,12 @@ ParseOptions(int argc, char **argv)
     if (o.deadline_share + o.sized_share > 1) {
         Usage("--deadline-share and --sized-share: at most 1 together");
     }
-    for (const char *k : {"deadline-ms", "deadline-rate"}) {
+    if (o.mcp && o.transport != "ns3::TcpDctcp") {
+        Usage("--deadline-transport mcp: MCP is DCTCP's window, with "
+              "--transport dctcp");
+    }
+    for (const char *k : {"deadline-ms", "deadline-rate",
+                          "deadline-transport"}) {
         if (!o.deadline_share
             && std::find(given.begin(), given.end(), k) != given.end()) {
             Usage(std::string("--") + k + " needs --deadline-share");

@@ -81,6 +81,7 @@ struct Options {
     double sized_share = 0;             /* Type 2: their size known. */
     uint32_t deadline_ms = 5;           /* The least deadline. */
     uint64_t deadline_rate_bps = 0;     /* Default: rate_bps / 4. */
+    bool mcp = false;                   /* The deadline flows run MCP. */
     std::string tardy = "off";
     uint64_t tardy_limit = 100000;
     bool source_budgets = false;

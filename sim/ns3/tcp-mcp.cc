@@ -1,0 +1,161 @@
+/*
+ * awafs-ns3: TcpMcp, Karuna's deadline congestion control (MCP).
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at:
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* tcp-mcp.h's TcpMcp on ns-3's TCP (3.37): the socket paces at
+ * min(its ratio x max(cwnd, in flight) / smoothed RTT, m_maxPacingRate),
+ * recomputed on every ACK (TcpSocketBase::UpdatePacingRate()), so the cap
+ * is m_maxPacingRate, and the window's floor keeps the first term above
+ * it. */
+
+#include "tcp-mcp.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-state.h"
+
+#include <algorithm>
+
+using namespace ns3;
+
+namespace {
+
+/* The headroom over gamma, as awafs_mcp's: for the hosts' own delays. */
+const double HEADROOM = 1.25;
+
+} // namespace
+
+NS_OBJECT_ENSURE_REGISTERED(TcpMcp);
+
+TypeId
+TcpMcp::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::TcpMcp")
+                            .SetParent<TcpDctcp>()
+                            .SetGroupName("Internet")
+                            .AddConstructor<TcpMcp>();
+    return tid;
+}
+
+TcpMcp::TcpMcp() = default;
+
+TcpMcp::TcpMcp(const TcpMcp &other) = default;
+
+void
+TcpMcp::SetMessage(Time deadline, uint64_t size, Callback<void> give_up)
+{
+    m_deadline = deadline;
+    m_size = size;
+    m_giveUp = give_up;
+    m_active = true;
+}
+
+void
+TcpMcp::SetFirstSequence(SequenceNumber32 first)
+{
+    m_first = first;
+    m_nextUpdate = first;
+    m_firstKnown = true;
+}
+
+void
+TcpMcp::Init(Ptr<TcpSocketState> tcb)
+{
+    TcpDctcp::Init(tcb);
+    if (m_active) {
+        Time left = m_deadline - Simulator::Now();
+
+        /* Paced from the first segment, at the rate of the whole message
+         * over the whole time (no round trip measured yet). */
+        tcb->m_pacing = true;
+        tcb->m_paceInitialWindow = true;
+        m_cap = (left.IsStrictlyPositive()
+                 ? HEADROOM * m_size / left.GetSeconds() : 0);
+        if (m_cap > 0) {
+            tcb->m_maxPacingRate = DataRate((uint64_t) (m_cap * 8));
+            tcb->m_pacingRate = tcb->m_maxPacingRate;
+        }
+    }
+}
+
+/* The window that carries the capped rate for a round trip: DCTCP's cut
+ * stops there. */
+uint32_t
+TcpMcp::Floor(Ptr<const TcpSocketState> tcb) const
+{
+    Time rtt = tcb->m_lastRtt.Get();
+
+    if (!m_active || m_cap <= 0 || !rtt.IsStrictlyPositive()) {
+        return 0;
+    }
+    return std::max<uint32_t>((uint32_t) (m_cap * rtt.GetSeconds()),
+                              2 * tcb->m_segmentSize);
+}
+
+uint32_t
+TcpMcp::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight)
+{
+    return std::max(TcpDctcp::GetSsThresh(tcb, bytes_in_flight), Floor(tcb));
+}
+
+void
+TcpMcp::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segments_acked,
+                  const Time &rtt)
+{
+    TcpDctcp::PktsAcked(tcb, segments_acked, rtt);
+    if (m_active && m_firstKnown && tcb->m_lastAckedSeq >= m_nextUpdate) {
+        Update(tcb);
+    }
+}
+
+/* Once per window of data: gamma from what is left, the cap, the floor;
+ * or, past the deadline, give it up. */
+void
+TcpMcp::Update(Ptr<TcpSocketState> tcb)
+{
+    uint64_t acked = (uint32_t) (tcb->m_lastAckedSeq - m_first);
+    uint64_t left_bytes = acked < m_size ? m_size - acked : 0;
+    Time left = m_deadline - Simulator::Now() - tcb->m_lastRtt.Get();
+
+    m_nextUpdate = tcb->m_highTxMark.Get() + 1;
+    if (Simulator::Now() >= m_deadline) {
+        /* Too late: the rest of the message goes by its size. */
+        m_active = false;
+        m_gaveUp = true;
+        tcb->m_pacing = false;
+        if (!m_giveUp.IsNull()) {
+            m_giveUp();
+        }
+        return;
+    }
+    if (!left_bytes) {
+        return;
+    }
+    m_updates++;
+    /* With less than a round trip left, as fast as the window lets it. */
+    m_cap = (left.IsStrictlyPositive()
+             ? HEADROOM * left_bytes / left.GetSeconds() : 0);
+    tcb->m_maxPacingRate = (m_cap > 0 ? DataRate((uint64_t) (m_cap * 8))
+                            : DataRate("400Gbps"));
+    if (tcb->m_cWnd < Floor(tcb)) {
+        tcb->m_cWnd = Floor(tcb);
+    }
+}
+
+Ptr<TcpCongestionOps>
+TcpMcp::Fork()
+{
+    return CopyObject<TcpMcp>(this);
+}
