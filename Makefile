@@ -158,8 +158,9 @@ $(B)/ns3/%.o: sim/ns3/%.cc $(CORE_HDRS)
 
 # Each source's own headers (sim/ns3/).
 $(B)/ns3/awafs-ns3.o: $(addprefix sim/ns3/,awafs-queue-disc.h \
-	clos-routing.h five-tuple.h options.h srpt-queue-disc.h)
+	clos-routing.h five-tuple.h options.h srpt-queue-disc.h tcp-mcp.h)
 $(B)/ns3/awafs-queue-disc.o: sim/ns3/awafs-queue-disc.h
+$(B)/ns3/tcp-mcp.o: sim/ns3/tcp-mcp.h
 $(B)/ns3/srpt-queue-disc.o: sim/ns3/srpt-queue-disc.h sim/ns3/five-tuple.h
 $(B)/ns3/clos-routing.o: sim/ns3/clos-routing.h sim/ns3/five-tuple.h
 $(B)/ns3/options.o: sim/ns3/options.h sim/ns3/awafs-queue-disc.h \
