@@ -121,6 +121,7 @@ struct Run {
     std::vector<Ptr<Socket>> listeners;
     bool tag_messages = false;  /* The senders tag their bytes: trust=host
                                  * or verify, or Karuna's types. */
+    uint64_t path_rate_bps = 0; /* A flow's path: MCP's capacity. */
 };
 
 Run g_run;
@@ -222,6 +223,7 @@ StartFlow(uint32_t id, bool mcp)
         f.mcp = CreateObject<TcpMcp>();
         f.mcp->SetMessage(Seconds(f.start_s) + MilliSeconds(f.deadline_ms),
                           f.size, MakeBoundCallback(&OnGiveUp, id));
+        f.mcp->SetCapacity(g_run.path_rate_bps / 8.0);
         DynamicCast<TcpSocketBase>(s)->SetCongestionControlAlgorithm(f.mcp);
     }
     InetSocketAddress local = InetSocketAddress(Ipv4Address::GetAny(), 0);
@@ -900,6 +902,8 @@ main(int argc, char **argv)
     /* With types, every scheme tags: the senders write alike. */
     g_run.tag_messages = o.trust != "switch" || typed;
     AwafsQueueDisc::SetMarkOf(&MarkOf);
+    /* The star's bottleneck, or a fabric host's link. */
+    g_run.path_rate_bps = star ? PortRate(o) : o.rate_bps;
 
     if (!star && n_hosts < 2) {
         Usage("the " + o.topology + " needs two hosts at least");

@@ -100,8 +100,9 @@ TcpMcp::Floor(Ptr<const TcpSocketState> tcb) const
     if (!m_active || m_cap <= 0 || !rtt.IsStrictlyPositive()) {
         return 0;
     }
-    return std::max<uint32_t>((uint32_t) (m_cap * rtt.GetSeconds()),
-                              2 * tcb->m_segmentSize);
+    return (uint32_t) std::min<double>(m_cap * rtt.GetSeconds()
+                                       + 2 * tcb->m_segmentSize,
+                                       UINT32_MAX / 2);
 }
 
 uint32_t
@@ -115,40 +116,46 @@ TcpMcp::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segments_acked,
                   const Time &rtt)
 {
     TcpDctcp::PktsAcked(tcb, segments_acked, rtt);
-    if (m_active && m_firstKnown && tcb->m_lastAckedSeq >= m_nextUpdate) {
+    if (m_active && m_firstKnown
+        && (tcb->m_lastAckedSeq >= m_nextUpdate
+            || Simulator::Now() >= m_deadline)) {
         Update(tcb);
     }
 }
 
-/* Once per window of data: gamma from what is left, the cap, the floor;
- * or, past the deadline, give it up. */
+/* Once per window of data, and on every ACK once the deadline has
+ * passed, as awafs_mcp's mcp_update(): done, given up, or gamma from what
+ * is left, the cap and the floor. */
 void
 TcpMcp::Update(Ptr<TcpSocketState> tcb)
 {
-    uint64_t acked = (uint32_t) (tcb->m_lastAckedSeq - m_first);
-    uint64_t left_bytes = acked < m_size ? m_size - acked : 0;
-    Time left = m_deadline - Simulator::Now() - tcb->m_lastRtt.Get();
+    uint32_t acked = (uint32_t) (tcb->m_lastAckedSeq - m_first);
+    Time now = Simulator::Now(), rtt = tcb->m_lastRtt.Get(), left;
+    double gamma = 0;
 
-    m_nextUpdate = tcb->m_highTxMark.Get() + 1;
-    if (Simulator::Now() >= m_deadline) {
-        /* Too late: the rest of the message goes by its size. */
+    m_nextUpdate = tcb->m_highTxMark.Get();
+    if (acked < m_size && now < m_deadline) {
+        /* The last byte is acknowledged a round trip after it is sent. */
+        left = m_deadline - now;
+        left = left > 2 * rtt ? left - rtt : left / 2;
+        gamma = (m_size - acked) / left.GetSeconds();
+    }
+    if (acked >= m_size || now >= m_deadline
+        || (m_capacity && gamma > m_capacity)) {
         m_active = false;
-        m_gaveUp = true;
         tcb->m_pacing = false;
-        if (!m_giveUp.IsNull()) {
-            m_giveUp();
+        if (acked < m_size) {
+            /* Too late: the rest of the message goes by its size. */
+            m_gaveUp = true;
+            if (!m_giveUp.IsNull()) {
+                m_giveUp();
+            }
         }
         return;
     }
-    if (!left_bytes) {
-        return;
-    }
     m_updates++;
-    /* With less than a round trip left, as fast as the window lets it. */
-    m_cap = (left.IsStrictlyPositive()
-             ? HEADROOM * left_bytes / left.GetSeconds() : 0);
-    tcb->m_maxPacingRate = (m_cap > 0 ? DataRate((uint64_t) (m_cap * 8))
-                            : DataRate("400Gbps"));
+    m_cap = HEADROOM * gamma;
+    tcb->m_maxPacingRate = DataRate((uint64_t) std::min(m_cap * 8, 4e11));
     if (tcb->m_cWnd < Floor(tcb)) {
         tcb->m_cWnd = Floor(tcb);
     }

@@ -24,9 +24,10 @@
  * 5/4 of gamma -- the bytes not yet acknowledged over the time left less
  * a round trip -- and a window never below what carries that rate for a
  * round trip (the network term: marks caused by the queues below do not
- * make it late); once its deadline has passed it gives the deadline up
- * (the callback, which takes it out of the socket's mark) and runs as
- * DCTCP. */
+ * make it late); once its deadline has passed, or as soon as the rate
+ * it needs is above its path's capacity (the paper's Z > C), it gives the
+ * deadline up (the callback, which takes it out of the socket's mark) and
+ * runs as DCTCP. */
 
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
@@ -49,6 +50,8 @@ class TcpMcp : public ns3::TcpDctcp
      * Init()). */
     void SetMessage(ns3::Time deadline, uint64_t size,
                     ns3::Callback<void> give_up);
+    /* The capacity of the message's path, bytes/s (0: unknown). */
+    void SetCapacity(double capacity) { m_capacity = capacity; }
     /* The sequence number of the message's first byte, once connected. */
     void SetFirstSequence(ns3::SequenceNumber32 first);
 
@@ -75,6 +78,7 @@ class TcpMcp : public ns3::TcpDctcp
     bool m_firstKnown = false;
     ns3::SequenceNumber32 m_nextUpdate;     /* One window of data on. */
     double m_cap = 0;                       /* Bytes/s; 0: none yet. */
+    double m_capacity = 0;                  /* Bytes/s; 0: unknown. */
     bool m_active = false;                  /* A deadline it still keeps. */
     bool m_gaveUp = false;
     uint32_t m_updates = 0;
