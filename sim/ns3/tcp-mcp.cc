@@ -146,14 +146,12 @@ TcpMcp::Update(Ptr<TcpSocketState> tcb)
         tcb->m_pacing = false;
         if (acked < m_size) {
             /* Too late: the rest of the message goes by its size. */
-            m_gaveUp = true;
             if (!m_giveUp.IsNull()) {
                 m_giveUp();
             }
         }
         return;
     }
-    m_updates++;
     m_cap = HEADROOM * gamma;
     tcb->m_maxPacingRate = DataRate((uint64_t) std::min(m_cap * 8, 4e11));
     if (tcb->m_cWnd < Floor(tcb)) {

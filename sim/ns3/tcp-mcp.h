@@ -63,10 +63,6 @@ class TcpMcp : public ns3::TcpDctcp
                    const ns3::Time &rtt) override;
     ns3::Ptr<ns3::TcpCongestionOps> Fork() override;
 
-    /* Rate updates so far, and whether the deadline was given up. */
-    uint32_t Updates() const { return m_updates; }
-    bool GaveUp() const { return m_gaveUp; }
-
   private:
     void Update(ns3::Ptr<ns3::TcpSocketState> tcb);
     uint32_t Floor(ns3::Ptr<const ns3::TcpSocketState> tcb) const;
@@ -80,8 +76,6 @@ class TcpMcp : public ns3::TcpDctcp
     double m_cap = 0;                       /* Bytes/s; 0: none yet. */
     double m_capacity = 0;                  /* Bytes/s; 0: unknown. */
     bool m_active = false;                  /* A deadline it still keeps. */
-    bool m_gaveUp = false;
-    uint32_t m_updates = 0;
 };
 
 #endif /* tcp-mcp.h */
