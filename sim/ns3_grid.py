@@ -238,6 +238,18 @@ def run_point(out, common, point, waits=False):
     return True
 
 
+def run_kept(out, name, args):
+    """Runs awafs-ns3 with 'args' and keeps the run as NAME in 'out'
+    (keep_run()) unless its files exist; True if it ran.  For the drivers
+    whose runs keep only their flows (sim/ns3_tfs.py, sim/ns3_karuna.py)."""
+    if (out / f"{name}.csv.gz").exists() and (out / f"{name}.txt").exists():
+        return False
+    tmp = out / f"{name}.csv.tmp"
+    keep_run(out, name, run_ns3(*args, flows_csv=tmp, check=False,
+                                timeout=None), tmp)
+    return True
+
+
 def keep_run(out, name, s, flows_tmp):
     """Keeps a finished run in 'out': its flows from 'flows_tmp' as
     NAME.csv.gz, and its summary 's' (run_ns3()'s) as the line NAME.txt."""

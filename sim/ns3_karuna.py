@@ -52,9 +52,9 @@ from pathlib import Path
 from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci, pooled,
                                ratio_ci)
 from sim.karuna_thresholds import parse_shares, solve, thresholds
-from sim.ns3_eval import NS3, read_flows, run_ns3
-from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, keep_run,
-                          run_all)
+from sim.ns3_eval import NS3, read_flows
+from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, run_all,
+                          run_kept)
 from testbed import markdown
 from testbed.micro import percentile
 from testbed.workload import load_cdf, workloads_dir
@@ -97,18 +97,6 @@ def schemes(workload, load, shares):
 
 def tag(scheme, seed):
     return f"{scheme}-seed{seed}"
-
-
-def run_point(out, common, options, scheme, seed):
-    """Runs (scheme, seed) unless its files exist; True if it ran."""
-    name = tag(scheme, seed)
-    if (out / f"{name}.csv.gz").exists() and (out / f"{name}.txt").exists():
-        return False
-    tmp = out / f"{name}.csv.tmp"
-    s = run_ns3(*common, "--seed", seed, *options, flows_csv=tmp,
-                check=False, timeout=None)
-    keep_run(out, name, s, tmp)
-    return True
 
 
 def classes(rows, warmup_s):
@@ -257,8 +245,9 @@ def main(argv=None):
     if not args.summary_only:
         run_args = [str(cdf) if a == cdf.name else a for a in regime_args]
         run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
-                lambda p: run_point(args.out, run_args, options[p[0]], *p),
-                args.jobs)
+                lambda p: run_kept(args.out, tag(*p),
+                                   [*run_args, "--seed", p[1],
+                                    *options[p[0]]]), args.jobs)
     regime = f"{NS3.name} {' '.join(regime_args)} --seed S --scheme ..."
     text = summary(args.out, names, seeds, args.warmup_s, regime)
     (args.out / "summary.md").write_text(text)

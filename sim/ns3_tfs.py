@@ -45,9 +45,9 @@ from pathlib import Path
 
 from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci, pooled,
                                ratio_ci)
-from sim.ns3_eval import NS3, read_flows, run_ns3
-from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, keep_run,
-                          run_all)
+from sim.ns3_eval import NS3, read_flows
+from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, run_all,
+                          run_kept)
 from testbed import markdown
 from testbed.micro import percentile
 
@@ -70,19 +70,6 @@ MIN_POOLED = {0.99: P99_MIN_FLOWS, 0.999: 10 * P99_MIN_FLOWS}
 
 def tag(scheme, seed):
     return f"{scheme}-seed{seed}"
-
-
-def run_point(out, common, scheme, seed):
-    """Runs (scheme, seed) unless its files exist; True if it ran."""
-    name = tag(scheme, seed)
-    csv_gz, txt = out / f"{name}.csv.gz", out / f"{name}.txt"
-    if csv_gz.exists() and txt.exists():
-        return False
-    tmp = out / f"{name}.csv.tmp"
-    s = run_ns3(*common, "--seed", seed, *SCHEMES[scheme], flows_csv=tmp,
-                check=False, timeout=None)
-    keep_run(out, name, s, tmp)
-    return True
 
 
 def queries(rows, warmup_s):
@@ -258,7 +245,9 @@ def main(argv=None):
         run_args = [str(BACKGROUND) if a == str(BACKGROUND.relative_to(REPO))
                     else a for a in regime_args]
         run_all(pts, lambda p: (args.out / f"{tag(*p)}.csv.gz").exists(),
-                lambda p: run_point(args.out, run_args, *p), args.jobs)
+                lambda p: run_kept(args.out, tag(*p),
+                                   [*run_args, "--seed", p[1],
+                                    *SCHEMES[p[0]]]), args.jobs)
     regime = f"{NS3.name} {' '.join(regime_args)} --seed S --scheme ..."
     text = summary(args.out, schemes, seeds, args.warmup_s, regime,
                    args.min_rto_ms)
