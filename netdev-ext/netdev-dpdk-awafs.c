@@ -2081,11 +2081,11 @@ awafs_qos_complete(struct awafs_qos *aq, struct awafs_txq *tq,
      * leave it. */
     uint32_t source = (tq->weigh_sources
                        ? awafs_source_id(aq->source_key, src) : 0);
-    /* One thread at a time uses an instance (struct awafs_txq): its rings
-     * have one producer. */
     struct awafs_ring *ring = awafs_karuna_ring(tq->ring, tq->beta_ring,
                                                 type);
 
+    /* One thread at a time uses an instance (struct awafs_txq): its rings
+     * have one producer. */
     tq->completions++;
     if (ring) {
         awafs_ring_push_sp(ring, now_us, size, source);

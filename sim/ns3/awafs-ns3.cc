@@ -476,7 +476,7 @@ KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
               Ptr<AwafsQueueDisc> disc)
 {
     struct awafs_karuna_stats sum = {{0, 0, 0}, 0};
-    uint32_t deadlines = 0, missed = 0;
+    uint32_t deadlines = 0, missed = 0, gave_up = 0;
     char words[256];
     std::string s;
 
@@ -485,17 +485,13 @@ KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
             if (f.type == 1) {
                 deadlines++;
                 missed += f.fct_ms < 0 || f.fct_ms > f.deadline_ms;
+                gave_up += f.gave_up;
             }
         }
         snprintf(words, sizeof words, " deadline_flows=%u deadline_missed=%u",
                  deadlines, missed);
         s += words;
         if (o.mcp) {
-            uint32_t gave_up = 0;
-
-            for (const Flow &f : g_run.flows) {
-                gave_up += f.gave_up;
-            }
             s += " deadline_given_up=" + std::to_string(gave_up);
         }
     }

@@ -605,12 +605,13 @@ AwafsQueueDisc::Frame(Ptr<QueueDiscItem> item, uint8_t *frame,
  * sending host's agent writes on a TCP segment with payload
  * (docs/header.md), from the AwafsMessageTag on the segment's first byte:
  * the bytes of its message before the segment, on the segment that carries
- * the message's last byte the completed bit and the size, and the
- * Karuna word in its socket's mark if it has one.  That last segment also gets PSH, which
- * Linux sets on the last segment of a write and ns-3's TCP never does:
- * the switch counts a completion on it (awafs_hdr_counts_completion()).
- * Returns the bytes added to the frame and its IP packet (0: no option: no
- * tag, no payload, or no room in the TCP header). */
+ * the message's last byte the completed bit and the size, and the Karuna
+ * word in its socket's mark if it has one.  That last segment also gets
+ * PSH, which Linux sets on the last segment of a write and ns-3's TCP
+ * never does: the switch counts a completion on it
+ * (awafs_hdr_counts_completion()).  Returns the bytes added to the frame
+ * and its IP packet (0: no option: no tag, no payload, or no room in the
+ * TCP header). */
 uint32_t
 AwafsQueueDisc::WriteOption(Ptr<QueueDiscItem> item, uint8_t *frame,
                             uint32_t head_len, uint32_t len) const
