@@ -90,6 +90,19 @@ awafs_config_default(struct awafs_config *cfg, uint32_t n_queues)
     cfg->short_size = AWAFS_FCT_SHORT_SIZE;
 }
 
+void
+awafs_config_share_window(struct awafs_config *beta,
+                          const struct awafs_config *core)
+{
+    beta->adaptive = core->adaptive;
+    beta->window_kind = core->window_kind;
+    beta->window_us = core->window_us;
+    beta->interval_us = core->interval_us;
+    beta->min_samples = core->min_samples;
+    beta->weigh_sources = core->weigh_sources;
+    beta->window_capacity = core->window_capacity;
+}
+
 const char *
 awafs_config_check(const struct awafs_config *cfg)
 {

@@ -628,6 +628,18 @@ awafs_karuna_queue(const struct awafs_thresholds *alpha,
     return awafs_karuna_classify(alpha, beta, type, size, bytes_sent, aged);
 }
 
+/* Adds 'b' into 'a' (the counts of several instances or ports). */
+static inline void
+awafs_karuna_stats_add(struct awafs_karuna_stats *a,
+                       const struct awafs_karuna_stats *b)
+{
+    for (size_t t = 0; t < sizeof a->type_packets / sizeof *a->type_packets;
+         t++) {
+        a->type_packets[t] += b->type_packets[t];
+    }
+    a->oversize += b->oversize;
+}
+
 /* ---- Egress scheduler: strict-priority queues, shaping, ECN ---- */
 
 #define AWAFS_SCHED_MAX_LIMIT (1u << 20)    /* Packets per port. */
@@ -1311,6 +1323,11 @@ struct awafs_config {
 void awafs_config_default(struct awafs_config *cfg, uint32_t n_queues);
 /* Returns NULL if 'cfg' is valid, otherwise a static message. */
 const char *awafs_config_check(const struct awafs_config *cfg);
+/* Karuna: gives 'beta', the known sizes' window, the mode and the window of
+ * 'core' (the sieve's), keeping its own queues, thresholds, percentiles and
+ * ring. */
+void awafs_config_share_window(struct awafs_config *beta,
+                               const struct awafs_config *core);
 
 struct awafs_adapt_stats {
     uint64_t updates;           /* Published sets after the initial one. */

@@ -710,13 +710,7 @@ awafs_qos_parse(const struct smap *details, struct awafs_qos_params *p)
 #undef AWAFS_PARSE
 
     /* The known sizes' window is the sieve's, with its own thresholds. */
-    p->beta.adaptive = p->core.adaptive;
-    p->beta.window_us = p->core.window_us;
-    p->beta.interval_us = p->core.interval_us;
-    p->beta.min_samples = p->core.min_samples;
-    p->beta.window_kind = p->core.window_kind;
-    p->beta.weigh_sources = p->core.weigh_sources;
-    p->beta.window_capacity = p->core.window_capacity;
+    awafs_config_share_window(&p->beta, &p->core);
     p->beta.ring_capacity = 0;
     core_msg = awafs_config_check(&p->core);
     if (!core_msg && p->karuna) {
@@ -1677,10 +1671,7 @@ awafs_qos_sum(const struct awafs_qos *aq, struct awafs_qos_sums *sum)
         for (int q = 0; q < AWAFS_MAX_QUEUES; q++) {
             sum->pinned += tq->pinned[q];
         }
-        for (size_t t = 0; t < ARRAY_SIZE(sum->karuna.type_packets); t++) {
-            sum->karuna.type_packets[t] += tq->karuna.type_packets[t];
-        }
-        sum->karuna.oversize += tq->karuna.oversize;
+        awafs_karuna_stats_add(&sum->karuna, &tq->karuna);
         sum->backlog += awafs_sched_backlog(tq->sched);
     }
 }

@@ -497,12 +497,7 @@ KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
     }
     if (o.karuna) {
         for (const Ptr<AwafsQueueDisc> &d : discs) {
-            const struct awafs_karuna_stats &k = d->KarunaStats();
-
-            for (int t = 0; t < 3; t++) {
-                sum.type_packets[t] += k.type_packets[t];
-            }
-            sum.oversize += k.oversize;
+            awafs_karuna_stats_add(&sum, &d->KarunaStats());
         }
         snprintf(words, sizeof words, " karuna_packets=%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 " karuna_oversize=%" PRIu64 " size_thresholds=",

@@ -425,11 +425,7 @@ AwafsQueueDisc::ConfigError()
         if (!err.empty()) {
             return err;
         }
-        m_betaCfg.adaptive = m_cfg.adaptive;
-        m_betaCfg.window_kind = m_cfg.window_kind;
-        m_betaCfg.window_us = m_cfg.window_us;
-        m_betaCfg.interval_us = m_cfg.interval_us;
-        m_betaCfg.min_samples = m_cfg.min_samples;
+        awafs_config_share_window(&m_betaCfg, &m_cfg);
         msg = awafs_config_check(&m_betaCfg);
         if (msg) {
             return std::string("size ") + msg;

@@ -462,6 +462,39 @@ test_reconfigure_keeps_window(void **state)
     awafs_adapt_destroy(a);
 }
 
+/* Karuna's known sizes' window: the sieve's mode and window, its own
+ * queues, percentiles and ring. */
+static void
+test_config_share_window(void **state)
+{
+    struct awafs_config core, beta;
+
+    (void) state;
+    awafs_config_default(&core, 4);
+    core.adaptive = false;
+    core.window_kind = AWAFS_WINDOW_HISTOGRAM;
+    core.window_us = 1000;
+    core.interval_us = 500;
+    core.min_samples = 3;
+    core.weigh_sources = true;
+    core.window_capacity = 64;
+    awafs_config_default(&beta, 3);
+    beta.pct_milli[0] = 5000;
+    beta.ring_capacity = 0;
+    awafs_config_share_window(&beta, &core);
+    assert_false(beta.adaptive);
+    assert_int_equal(beta.window_kind, AWAFS_WINDOW_HISTOGRAM);
+    assert_int_equal(beta.window_us, 1000);
+    assert_int_equal(beta.interval_us, 500);
+    assert_int_equal(beta.min_samples, 3);
+    assert_true(beta.weigh_sources);
+    assert_int_equal(beta.window_capacity, 64);
+    assert_int_equal(beta.n_queues, 3);
+    assert_int_equal(beta.pct_milli[0], 5000);
+    assert_int_equal(beta.ring_capacity, 0);
+    assert_null(awafs_config_check(&beta));
+}
+
 static void
 test_config_check(void **state)
 {
@@ -996,6 +1029,7 @@ AWAFS_UNIT_MAIN(adapt)
         cmocka_unit_test(test_reconfigure_keeps_window),
         cmocka_unit_test(test_window_log2_counts),
         cmocka_unit_test(test_config_check),
+        cmocka_unit_test(test_config_share_window),
         cmocka_unit_test(test_sources_weighed_through_the_ring),
         cmocka_unit_test(test_minimise_fct_follows_workloads_and_holds),
         cmocka_unit_test(test_minimise_fct_weighs_the_slowdown),

@@ -179,6 +179,23 @@ test_karuna_queue(void **state)
     assert_int_equal(st.type_packets[AWAFS_FLOW_UNKNOWN], 3);
 }
 
+/* The counts of several instances add up by type. */
+static void
+test_karuna_stats_add(void **state)
+{
+    struct awafs_karuna_stats sum = { .oversize = 0 };
+    struct awafs_karuna_stats one = { .type_packets = { 1, 2, 3 },
+                                      .oversize = 4 };
+
+    (void) state;
+    awafs_karuna_stats_add(&sum, &one);
+    awafs_karuna_stats_add(&sum, &one);
+    assert_int_equal(sum.type_packets[0], 2);
+    assert_int_equal(sum.type_packets[1], 4);
+    assert_int_equal(sum.type_packets[2], 6);
+    assert_int_equal(sum.oversize, 8);
+}
+
 /* Which window a completion teaches. */
 static void
 test_karuna_ring(void **state)
@@ -209,6 +226,7 @@ AWAFS_UNIT_MAIN(classify)
         cmocka_unit_test(test_karuna),
         cmocka_unit_test(test_karuna_queue),
         cmocka_unit_test(test_karuna_ring),
+        cmocka_unit_test(test_karuna_stats_add),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
