@@ -21,17 +21,18 @@
  * window is DCTCP's (MCP's network term, from the fraction of ECN marks), but
  * never below what carries the source term for a round trip, and its pacing
  * rate is capped at the source term: the expected rate gamma = bytes left /
- * (time left - an RTT), plus 1/4, recomputed once per window.  A message that
- * falls behind asks for more as its deadline nears, as eq. 10's source term
- * grows.  (Eq. 11 as printed mixes a window with a rate and packets; its
- * technical report is not available here.)  A message that can no longer make
- * it -- its deadline passed, or, with a capacity set (awafs-host dctcp
- * register --mcp-capacity), gamma above it (§4.2.3's Z > C) -- is terminated
- * as a deadline flow: its mark loses the deadline and keeps the size, so the
- * switch schedules the rest as a flow of known size, and the cap goes.  (A
- * congestion control cannot abort the application's response; giving up the
- * deadline is what frees the bandwidth.)  Messages without a deadline are
- * plain DCTCP.  'mcp_stats' counts them. */
+ * (time left - an RTT - a 16th of the deadline), plus 1/4, recomputed once
+ * per window.  A message that falls behind asks for more as its deadline
+ * nears, as eq. 10's source term grows.  (Eq. 11 as printed mixes a window
+ * with a rate and packets; its technical report is not available here.)  A
+ * message that can no longer make it -- its deadline passed, or, with a
+ * capacity set (awafs-host dctcp register --mcp-capacity), gamma above it
+ * (§4.2.3's Z > C) -- is terminated as a deadline flow: its mark loses the
+ * deadline and keeps the size, so the switch schedules the rest as a flow
+ * of known size, and the cap goes.  (A congestion control cannot abort the
+ * application's response; giving up the deadline is what frees the
+ * bandwidth.)  Messages without a deadline are plain DCTCP.  'mcp_stats'
+ * counts them. */
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -98,6 +99,7 @@ struct mcp {
     __u32 start_seq;        /* Its first sequence number. */
     __u32 size;             /* Bytes, from the mark (rounded up to KB). */
     __u32 deadline_us;      /* From its start; 0: no deadline. */
+    __u32 mark;             /* The socket's mark when it started. */
     __u32 rate;             /* Pacing cap now, bytes/s; 0: none. */
     __u32 min_cwnd;         /* Segments that carry it for an RTT. */
 };
@@ -400,6 +402,9 @@ struct tcp_congestion_ops awafs_dctcp = {
 
 /* ---- awafs_mcp ---- */
 
+/* A message aims to end this share of its whole deadline early. */
+#define MCP_RESERVE_SHARE 16
+
 static struct mcp *
 mcp_of(struct sock *sk)
 {
@@ -461,30 +466,43 @@ mcp_terminate(struct sock *sk, struct mcp *m, bool late)
     }
 }
 
+/* Whether the message's bytes are all acknowledged: its size is rounded
+ * up to KB, so it is done once less than a KB is left. */
+static bool
+mcp_done(struct tcp_sock *tp, const struct mcp *m)
+{
+    return tp->snd_una - m->start_seq + 1024 > m->size;
+}
+
 /* The source term: the rate that sends what is left by the deadline. */
 static void
 mcp_update(struct sock *sk, struct mcp *m)
 {
     struct tcp_sock *tp = tp_of(sk);
     __u32 acked = tp->snd_una - m->start_seq;
-    __u64 elapsed = tp->tcp_mstamp - m->start_us, rate, left, *capacity;
+    __u64 elapsed = tp->tcp_mstamp - m->start_us, rate, left, margin;
+    __u64 *capacity;
     __u32 key = 0, srtt = tp->srtt_us >> 3, mss = tp->mss_cache;
     struct mcp_stats *st;
 
     if (!m->deadline_us) {
         return;
     }
-    if (acked >= m->size) {
-        mcp_end(sk, m);         /* Done. */
+    if (mcp_done(tp, m)) {
+        mcp_end(sk, m);
         return;
     }
     if (elapsed >= m->deadline_us) {
         mcp_terminate(sk, m, true);
         return;
     }
-    /* The last byte is acknowledged a round trip after it is sent. */
+    /* The last byte is acknowledged a round trip after it is sent, and the
+     * message aims to end a 16th of its deadline early: a reserve for the
+     * delays after its last update.  In the last two of those margins, it
+     * spreads what is left over half the time left. */
     left = m->deadline_us - elapsed;
-    left = left > 2 * srtt ? left - srtt : (left + 1) / 2;   /* Not 0. */
+    margin = srtt + m->deadline_us / MCP_RESERVE_SHARE;
+    left = left > 2 * margin ? left - margin : (left + 1) / 2;  /* Not 0. */
     rate = (__u64) (m->size - acked) * 1000000 / left;
     capacity = bpf_map_lookup_elem(&mcp_capacity_bps, &key);
     if (capacity && *capacity && rate * 8 > *capacity) {
@@ -543,7 +561,11 @@ __u32 BPF_PROG(awafs_mcp_ssthresh, struct sock *sk)
 }
 
 /* A message starts when data is sent with nothing in flight: a response on
- * a connection that was idle, after the application set its mark. */
+ * a connection that was idle, after the application set its mark.  A
+ * message paced below a segment a round trip empties the pipe between its
+ * segments: until it is done or late, with the same mark, it goes on (else
+ * each segment would start it again with its whole deadline, and it would
+ * keep its first rate). */
 SEC("struct_ops/awafs_mcp_cwnd_event")
 void BPF_PROG(awafs_mcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
@@ -560,7 +582,12 @@ void BPF_PROG(awafs_mcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
         mcp_end(sk, m);
         return;
     }
+    if (m->deadline_us && mark == m->mark && !mcp_done(tp, m)
+        && tp->tcp_mstamp - m->start_us < m->deadline_us) {
+        return;
+    }
     m->deadline_us = (mark >> KARUNA_DEADLINE_SHIFT) * 1000;
+    m->mark = mark;
     m->size = (mark & KARUNA_SIZE_MASK) * 1024;
     m->start_seq = tp->snd_una;
     m->start_us = tp->tcp_mstamp;

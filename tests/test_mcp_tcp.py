@@ -74,9 +74,12 @@ def test_a_deadline_flow_leaves_the_rest_to_others(bench, tmp_path):
     """n1's 1 MB with a 1.5 s deadline and n3's 1 MB without one, at once,
     at 20 Mbit/s (0.46 s each alone).  With awafs_dctcp the deadline flow
     in queue 0 takes the whole link and finishes first, n3's after both;
-    MCP paces n1's at the rate its deadline needs (plus 1/4: it ends at
-    about 4/5 of it), so n3's finishes first and n1's still by its
-    deadline."""
+    MCP paces n1's at the rate its deadline needs (plus 1/4, recomputed
+    as it goes, aiming a 16th of the deadline early), so n3's finishes
+    first and n1's still by its deadline, near it.  Paced below a segment
+    a round trip, the flow empties its pipe between segments: were each
+    segment a new message, with the whole deadline again, it would keep
+    its first rate and end at 4/5 of the deadline (1.2 s)."""
     n1, _, n3 = bench.senders
     before = mcp_stats()
     (deadline_fct, other_fct), port = flows(bench, tmp_path, [n1, n3])
@@ -86,11 +89,11 @@ def test_a_deadline_flow_leaves_the_rest_to_others(bench, tmp_path):
     if bench.transport == "dctcp":
         assert deadline_fct < other_fct, (deadline_fct, other_fct)
         return
-    # Paced to end at about 4/5 of its deadline: after the other flow,
-    # in at least half its deadline (at the line rate, with the other
-    # flow, it would take at most 2 * ALONE_S, 0.8 s), and by it.
+    # After the other flow, by its deadline and near it: the rate falls
+    # as the flow gets ahead (1.44-1.47 s in five runs; at the line rate,
+    # with the other flow, it would take at most 2 * ALONE_S, 0.8 s).
     assert other_fct < deadline_fct <= DEADLINE_S, (deadline_fct, other_fct)
-    assert deadline_fct >= DEADLINE_S / 2, deadline_fct
+    assert deadline_fct > 0.85 * DEADLINE_S, deadline_fct
     assert after["deadline-messages"] > before["deadline-messages"]
     assert after["rate-updates"] > before["rate-updates"]
     assert after["terminated-late"] == before["terminated-late"]

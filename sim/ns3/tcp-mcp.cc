@@ -34,6 +34,9 @@ namespace {
 
 /* The headroom over gamma, as awafs_mcp's: for the hosts' own delays. */
 const double HEADROOM = 1.25;
+/* As awafs_mcp's: the message aims to end this share of its whole
+ * deadline early, a reserve for the delays after its last update. */
+const int RESERVE_SHARE = 16;
 
 } // namespace
 
@@ -57,6 +60,7 @@ void
 TcpMcp::SetMessage(Time deadline, uint64_t size, Callback<void> give_up)
 {
     m_deadline = deadline;
+    m_reserve = (deadline - Simulator::Now()) / RESERVE_SHARE;
     m_size = size;
     m_giveUp = give_up;
     m_active = true;
@@ -70,12 +74,24 @@ TcpMcp::SetFirstSequence(SequenceNumber32 first)
     m_firstKnown = true;
 }
 
+/* The time gamma spreads what is left over, as awafs_mcp's mcp_update():
+ * what is left of the deadline less the reserve and a round trip 'rtt'
+ * (the last byte is acknowledged a round trip after it is sent), or in the
+ * last two of those, half of what is left. */
+Time
+TcpMcp::Left(Time rtt) const
+{
+    Time left = m_deadline - Simulator::Now(), margin = m_reserve + rtt;
+
+    return left > 2 * margin ? left - margin : left / 2;
+}
+
 void
 TcpMcp::Init(Ptr<TcpSocketState> tcb)
 {
     TcpDctcp::Init(tcb);
     if (m_active) {
-        Time left = m_deadline - Simulator::Now();
+        Time left = Left(Time(0));
 
         /* Paced from the first segment, at the rate of the whole message
          * over the whole time (no round trip measured yet). */
@@ -135,9 +151,7 @@ TcpMcp::Update(Ptr<TcpSocketState> tcb)
 
     m_nextUpdate = tcb->m_highTxMark.Get();
     if (acked < m_size && now < m_deadline) {
-        /* The last byte is acknowledged a round trip after it is sent. */
-        left = m_deadline - now;
-        left = left > 2 * rtt ? left - rtt : left / 2;
+        left = Left(rtt);
         gamma = (m_size - acked) / left.GetSeconds();
     }
     if (acked >= m_size || now >= m_deadline

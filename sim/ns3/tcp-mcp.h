@@ -22,7 +22,7 @@
  * (host-agent/README.md, "MCP"), for one message on a socket: DCTCP's
  * window, the socket's pacing rate capped, once per window of data, at
  * 5/4 of gamma -- the bytes not yet acknowledged over the time left less
- * a round trip -- and a window never below what carries that rate for a
+ * a round trip and a 16th of the whole deadline -- and a window never below what carries that rate for a
  * round trip (the network term: marks caused by the queues below do not
  * make it late); once its deadline has passed, or as soon as the rate
  * it needs is above its path's capacity (the paper's Z > C), it gives the
@@ -67,7 +67,10 @@ class TcpMcp : public ns3::TcpDctcp
     void Update(ns3::Ptr<ns3::TcpSocketState> tcb);
     uint32_t Floor(ns3::Ptr<const ns3::TcpSocketState> tcb) const;
 
+    ns3::Time Left(ns3::Time rtt) const;
+
     ns3::Time m_deadline;
+    ns3::Time m_reserve;                    /* A 16th of the whole deadline. */
     uint64_t m_size = 0;
     ns3::Callback<void> m_giveUp;
     ns3::SequenceNumber32 m_first;
