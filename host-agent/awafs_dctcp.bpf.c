@@ -21,7 +21,7 @@
  * window is DCTCP's (MCP's network term, from the fraction of ECN marks), but
  * never below what carries the source term for a round trip, and its pacing
  * rate is capped at the source term: the expected rate gamma = bytes left /
- * (time left - an RTT - a 16th of the deadline), plus 1/4, recomputed once
+ * (time left - an RTT - an 8th of the deadline), plus 1/4, recomputed once
  * per window.  A message that falls behind asks for more as its deadline
  * nears, as eq. 10's source term grows.  (Eq. 11 as printed mixes a window
  * with a rate and packets; its technical report is not available here.)  A
@@ -403,7 +403,7 @@ struct tcp_congestion_ops awafs_dctcp = {
 /* ---- awafs_mcp ---- */
 
 /* A message aims to end this share of its whole deadline early. */
-#define MCP_RESERVE_SHARE 16
+#define MCP_RESERVE_SHARE 8
 
 static struct mcp *
 mcp_of(struct sock *sk)
@@ -482,7 +482,7 @@ mcp_update(struct sock *sk, struct mcp *m)
     __u32 acked = tp->snd_una - m->start_seq;
     __u64 elapsed = tp->tcp_mstamp - m->start_us, rate, left, margin;
     __u64 *capacity;
-    __u32 key = 0, srtt = tp->srtt_us >> 3, mss = tp->mss_cache;
+    __u32 key = 0, srtt = tp->srtt_us >> 3, mss = tp->mss_cache, min_rtt;
     struct mcp_stats *st;
 
     if (!m->deadline_us) {
@@ -497,7 +497,7 @@ mcp_update(struct sock *sk, struct mcp *m)
         return;
     }
     /* The last byte is acknowledged a round trip after it is sent, and the
-     * message aims to end a 16th of its deadline early: a reserve for the
+     * message aims to end an 8th of its deadline early: a reserve for the
      * delays after its last update.  In the last two of those margins, it
      * spreads what is left over half the time left. */
     left = m->deadline_us - elapsed;
@@ -513,11 +513,14 @@ mcp_update(struct sock *sk, struct mcp *m)
     rate = rate < 0x7fffffff ? rate : 0x7fffffff;
     mcp_pace(sk, m, rate ? rate : 1);
     /* The source term holds against the network term: the window never
-     * drops below what carries the rate for a round trip, so marks caused
-     * by other queues (the port's ECN counts them all) cannot make the
-     * message late; the cap keeps it from taking more. */
-    m->min_cwnd = rate * (srtt ? srtt : 1000) / 1000000 / (mss ? mss : 1448)
-                  + 2;
+     * drops below what carries the rate for a round trip of the empty
+     * path, so marks caused by other queues (the port's ECN counts them
+     * all) cannot make the message late; the cap keeps it from taking
+     * more.  The smoothed RTT would count the queues too, and grow the
+     * floor with them. */
+    min_rtt = tp->rtt_min.s[0].v;
+    min_rtt = min_rtt && min_rtt != ~0U ? min_rtt : srtt ? srtt : 1000;
+    m->min_cwnd = rate * min_rtt / 1000000 / (mss ? mss : 1448) + 2;
     if (tp->snd_cwnd < m->min_cwnd) {
         tp->snd_cwnd = m->min_cwnd;
     }

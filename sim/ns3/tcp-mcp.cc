@@ -36,7 +36,7 @@ namespace {
 const double HEADROOM = 1.25;
 /* As awafs_mcp's: the message aims to end this share of its whole
  * deadline early, a reserve for the delays after its last update. */
-const int RESERVE_SHARE = 16;
+const int RESERVE_SHARE = 8;
 
 } // namespace
 
@@ -106,14 +106,17 @@ TcpMcp::Init(Ptr<TcpSocketState> tcb)
     }
 }
 
-/* The window that carries the capped rate for a round trip: DCTCP's cut
- * stops there. */
+/* The window that carries the capped rate for a round trip of the empty
+ * path: DCTCP's cut stops there.  With the last RTT, which counts the
+ * queues, the floor grew with them (on one leaf at 80 %, 393 packets
+ * dropped in a run that dropped none with this). */
 uint32_t
 TcpMcp::Floor(Ptr<const TcpSocketState> tcb) const
 {
-    Time rtt = tcb->m_lastRtt.Get();
+    Time rtt = tcb->m_minRtt;
 
-    if (!m_active || m_cap <= 0 || !rtt.IsStrictlyPositive()) {
+    if (!m_active || m_cap <= 0 || !rtt.IsStrictlyPositive()
+        || rtt == Time::Max()) {
         return 0;
     }
     return (uint32_t) std::min<double>(m_cap * rtt.GetSeconds()

@@ -22,12 +22,12 @@
  * (host-agent/README.md, "MCP"), for one message on a socket: DCTCP's
  * window, the socket's pacing rate capped, once per window of data, at
  * 5/4 of gamma -- the bytes not yet acknowledged over the time left less
- * a round trip and a 16th of the whole deadline -- and a window never below what carries that rate for a
- * round trip (the network term: marks caused by the queues below do not
- * make it late); once its deadline has passed, or as soon as the rate
- * it needs is above its path's capacity (the paper's Z > C), it gives the
- * deadline up (the callback, which takes it out of the socket's mark) and
- * runs as DCTCP. */
+ * a round trip and an 8th of the whole deadline -- and a window never
+ * below what carries that rate for the path's minimum round trip (the
+ * network term: marks caused by the queues below do not make it late);
+ * once its deadline has passed, or as soon as the rate it needs is above
+ * its path's capacity (the paper's Z > C), it gives the deadline up (the
+ * callback, which takes it out of the socket's mark) and runs as DCTCP. */
 
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
@@ -70,7 +70,7 @@ class TcpMcp : public ns3::TcpDctcp
     ns3::Time Left(ns3::Time rtt) const;
 
     ns3::Time m_deadline;
-    ns3::Time m_reserve;                    /* A 16th of the whole deadline. */
+    ns3::Time m_reserve;                    /* An 8th of the whole deadline. */
     uint64_t m_size = 0;
     ns3::Callback<void> m_giveUp;
     ns3::SequenceNumber32 m_first;
