@@ -267,11 +267,15 @@ def karuna_type(flow):
     return 1 if spec.startswith("deadline") else 2 if spec == "size" else 3
 
 
+def deadline_ms(flow):
+    """The deadline the flow's server gave it."""
+    return karuna_deadline_ms(karuna_spec(flow["karuna"]),
+                              REQ.size + int(flow["size"]))
+
+
 def missed(flow):
     """Whether the flow took longer than the deadline its server gave it."""
-    deadline_ms = karuna_deadline_ms(karuna_spec(flow["karuna"]),
-                                     REQ.size + int(flow["size"]))
-    return int(flow["fct_us"]) > 1000 * deadline_ms
+    return int(flow["fct_us"]) > 1000 * deadline_ms(flow)
 
 
 def karuna_rows(runs):
@@ -945,6 +949,31 @@ def seeds_section(runs):
             *seeds_all_table(groups, best), ""]
 
 
+def karuna_pooled_section(runs):
+    """Karuna's runs kept with several seeds, pooled at each workload and
+    load as sim/ns3_karuna.py pools its own (eval/karuna_pool.py)."""
+    from eval.karuna_pool import caption, classes, tables
+
+    points = {}
+    for run in runs.get("karuna", []):
+        _, seed = name_and_seed(run)
+        m = run.meta
+        rows = [{"start_s": float(r["start_s"]), "type": karuna_type(r),
+                 "size": int(r["size"]), "fct_ms": int(r["fct_us"]) / 1000,
+                 "deadline_ms": (deadline_ms(r) if karuna_type(r) == 1
+                                 else 0)} for r in run.flows]
+        points.setdefault((m["workload"], round(m["load"] * 100)), {}) \
+              .setdefault(m["scheme"], {})[seed] = classes(rows, 0)
+    lines = []
+    for (wl, load), kept in sorted(points.items()):
+        if max(len(by_seed) for by_seed in kept.values()) < 2:
+            continue
+        lines += [f"{wl} at {load} %:", "", *tables(kept), ""]
+    if not lines:
+        return []
+    return ["## Karuna pooled over seeds", "", caption(0), "", *lines]
+
+
 def overhead_section(runs):
     return ["## The generators' own overhead", "",
             "How late the load generators (testbed/httpload.py, "
@@ -977,6 +1006,7 @@ def main(argv):
         if rows[name]:
             md += exp.section(rows[name], runs[name], out)
     md += seeds_section(runs)
+    md += karuna_pooled_section(runs)
     md += overhead_section(runs)
     (out / "report.md").write_text("\n".join(md))
     print(f"report: {out / 'report.md'}", file=sys.stderr)

@@ -21,8 +21,8 @@ mode", has the reasons):
 - a deadline: the time the flow's bytes take at a quarter of its host's
   link, at least 5 ms (awafs-ns3 --deadline-ms, --deadline-rate);
 - MCP as the host agent's awafs_mcp (sim/ns3/tcp-mcp.h: DCTCP's window,
-  paced at 5/4 of what is left over the time left, the deadline given up
-  once passed), DCTCP for the other flows and in the schemes without it;
+  paced at 5/4 of what is left over the time left less an 8th of the
+  deadline, the deadline given up once passed), DCTCP for the other flows and in the schemes without it;
 - every flow tags its bytes with its Karuna word, read with trust=host (a
   switch that counts does not take a deadline on trust); the ports mark
   by each queue's backlog (--ecn-mode queue) and the hosts' NICs run the
@@ -49,23 +49,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from eval.static_sweep import (P99_MIN_FLOWS, interval_rng, mean_ci, pooled,
-                               ratio_ci)
+from eval.karuna_pool import caption, classes, tables
 from sim.karuna_thresholds import parse_shares, solve, thresholds
 from sim.ns3_eval import NS3, read_flows
 from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, run_all,
                           run_kept)
-from testbed import markdown
-from testbed.micro import percentile
 from testbed.workload import load_cdf, workloads_dir
 
 REPO = Path(__file__).resolve().parent.parent
 QUEUES = 8
 ONE_QUEUE = 4294967295
-SMALL = 100000              # Small flows, as the literature counts them.
-DEADLINE, SIZED, UNKNOWN = 1, 2, 3
-# The paper's comparison: Karuna against the deadline-aware schemes.
-AGAINST = "deadline-on-top"
 
 
 def csv(values):
@@ -99,34 +92,6 @@ def tag(scheme, seed):
     return f"{scheme}-seed{seed}"
 
 
-def classes(rows, warmup_s):
-    """{class: [FCT (ms)]} of the flows that started at 'warmup_s' or later
-    and completed, by Karuna's type (2, 3), the type 3 flows of at most
-    SMALL bytes, and the non-deadline flows together; and {1: [1 if the
-    deadline flow missed its deadline or did not complete, else 0]}."""
-    out = {"type 2": [], "type 3": [], "type 3 small": [], "non-deadline": [],
-           "missed": []}
-    for r in rows:
-        if r["start_s"] < warmup_s:
-            continue
-        if r["type"] == DEADLINE:
-            out["missed"].append(
-                100 * (r["fct_ms"] is None or r["fct_ms"] > r["deadline_ms"]))
-        elif r["fct_ms"] is not None:
-            out["non-deadline"].append(r["fct_ms"])
-            out[f"type {r['type']}"].append(r["fct_ms"])
-            if r["type"] == UNKNOWN and r["size"] <= SMALL:
-                out["type 3 small"].append(r["fct_ms"])
-    return out
-
-
-def ci_cell(groups, *what):
-    if not pooled(groups):
-        return "-"
-    mean, (lo, hi) = mean_ci(groups, interval_rng("karuna", *what))
-    return f"{mean:.2f} [{lo:.2f}, {hi:.2f}]"
-
-
 def summary(out, names, seeds, warmup_s, regime):
     # {scheme: {seed: classes}}
     kept = {}
@@ -138,56 +103,9 @@ def summary(out, names, seeds, warmup_s, regime):
                                                        warmup_s)
     if not kept:
         return "No run kept yet.\n"
-
-    def groups(s, c):
-        return {seed: k[c] for seed, k in kept[s].items() if k[c]}
-
-    lines = ["# Karuna's simulation on ns-3 (seed 003, §8.2.1)", "",
-             f"`{regime}`", "",
-             "Deadline flows missed (finished after their deadline, or "
-             "not at all), and the non-deadline flows' FCT (ms) by type: "
-             "type 2 says its size, type 3 does not (small: at most "
-             f"{SMALL // 1000} KB); pooled over the seeds, flows that "
-             f"started in a run's first {warmup_s:g} s left out; 95 % "
-             "bootstrap intervals (resampled within each seed); the "
-             "non-deadline flows' p95 nearest-rank where at least "
-             f"{P99_MIN_FLOWS} are pooled, else their maximum.", "",
-             *markdown.head(["scheme", "seeds", "deadline flows",
-                             "missed % [95 % CI]", "type 2 mean",
-                             "type 3 mean", "type 3 small mean",
-                             "non-deadline p95"])]
-    for s in kept:
-        missed = groups(s, "missed")
-        every = pooled(groups(s, "non-deadline"))
-        p95 = ("-" if not every
-               else f"{percentile(every, 0.95):.2f}"
-               if len(every) >= P99_MIN_FLOWS else f"max {max(every):.2f}")
-        lines.append(markdown.row([
-            s, str(len(kept[s])), str(len(pooled(missed))),
-            ci_cell(missed, s, "missed"),
-            *(ci_cell(groups(s, c), s, c)
-              for c in ("type 2", "type 3", "type 3 small")), p95]))
-    if AGAINST in kept:
-        lines += ["", f"Against {AGAINST} (the same flows): the change of "
-                  "each class's mean FCT, with its 95 % interval.", "",
-                  *markdown.head(["scheme", "type 2", "type 3",
-                                  "type 3 small", "non-deadline"])]
-        for s in kept:
-            if s == AGAINST:
-                continue
-            cells = []
-            for c in ("type 2", "type 3", "type 3 small", "non-deadline"):
-                a, b = groups(s, c), groups(AGAINST, c)
-                common = {k: a[k] for k in a if k in b}
-                if not common:
-                    cells.append("-")
-                    continue
-                pct, (lo, hi) = ratio_ci(
-                    common, {k: b[k] for k in common},
-                    interval_rng("karuna", s, c, AGAINST))
-                cells.append(f"{pct:+.1f} % [{lo:+.1f}, {hi:+.1f}]")
-            lines.append(markdown.row([s, *cells]))
-    return "\n".join(lines) + "\n"
+    return "\n".join(["# Karuna's simulation on ns-3 (seed 003, §8.2.1)", "",
+                      f"`{regime}`", "", caption(warmup_s), "",
+                      *tables(kept)]) + "\n"
 
 
 def main(argv=None):

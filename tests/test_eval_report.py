@@ -346,6 +346,40 @@ def test_report_from_the_runs_files(tmp_path):
     assert "| awafs-q2 | 1 | 1 | 0.2 | 0.2-0.2 |" in text
 
 
+def test_karuna_seeds_are_pooled(tmp_path):
+    """Karuna's runs with several seeds pooled as sim/ns3_karuna.py pools
+    ns-3's: the miss rate and each type's mean, with intervals, and the
+    change against deadline-on-top; a point with one seed is left out."""
+    deadline = run.KARUNA_DEADLINE
+    for scheme, fct2 in (("deadline-on-top", 8000), ("karuna-mcp", 2000)):
+        for seed in (1, 2):
+            key = f"websearch-load80-{scheme}" + (f"-seed{seed}"
+                                                  if seed > 1 else "")
+            write_run(tmp_path, "karuna", key,
+                      {"workload": "websearch", "load": 0.8,
+                       "scheme": scheme, "seed": seed},
+                      [flow(1, 100000, 30000, karuna=deadline),
+                       flow(2, 1000, 15000, karuna=deadline),
+                       flow(3, 5000, fct2, karuna="size"),
+                       flow(4, 5000, 4000, karuna="")])
+    write_run(tmp_path, "karuna", "websearch-load50-karuna-mcp",
+              {"workload": "websearch", "load": 0.5, "scheme": "karuna-mcp"},
+              [flow(1, 5000, 2000, karuna="size")])
+    report.main(["--out", str(tmp_path)])
+    text = (tmp_path / "report.md").read_text()
+    section = text[text.index("## Karuna pooled over seeds"):]
+    assert "websearch at 80 %:" in section
+    assert "websearch at 50 %" not in section
+    # Of 4 deadline flows over the two seeds, the two of 1 kB missed.
+    assert re.search(r"\| karuna-mcp \| 2 \| 4 \| 50\.00 \[[\d.]+, "
+                     r"[\d.]+\] \| 2\.00 \[2\.00, 2\.00\] \| "
+                     r"4\.00 \[4\.00, 4\.00\] \| 4\.00 \[4\.00, "
+                     r"4\.00\] \|", section), section
+    assert re.search(r"\| karuna-mcp \| -75\.0 % \[-75\.0, -75\.0\] \| "
+                     r"\+0\.0 % \[\+0\.0, \+0\.0\] \| \+0\.0 % "
+                     r"\[\+0\.0, \+0\.0\] \| -50\.0 % \[", section), section
+
+
 def test_following_a_shift():
     """The first thresholds after the shift within a factor of 2 of the
     last ones, each of them; none if they never come near before."""
