@@ -952,16 +952,21 @@ def seeds_section(runs):
 def karuna_pooled_section(runs):
     """Karuna's runs kept with several seeds, pooled at each workload and
     load as sim/ns3_karuna.py pools its own (eval/karuna_pool.py)."""
-    from eval.karuna_pool import caption, classes, tables
+    from eval.karuna_pool import DEADLINE, caption, classes, tables
+
+    def pool_row(flow):
+        """The flow as eval/karuna_pool.py's classes() reads it."""
+        t = karuna_type(flow)
+        return {"start_s": float(flow["start_s"]), "type": t,
+                "size": int(flow["size"]),
+                "fct_ms": int(flow["fct_us"]) / 1000,
+                "deadline_ms": deadline_ms(flow) if t == DEADLINE else 0}
 
     points = {}
     for run in runs.get("karuna", []):
         _, seed = name_and_seed(run)
         m = run.meta
-        rows = [{"start_s": float(r["start_s"]), "type": karuna_type(r),
-                 "size": int(r["size"]), "fct_ms": int(r["fct_us"]) / 1000,
-                 "deadline_ms": (deadline_ms(r) if karuna_type(r) == 1
-                                 else 0)} for r in run.flows]
+        rows = [pool_row(r) for r in run.flows]
         points.setdefault((m["workload"], round(m["load"] * 100)), {}) \
               .setdefault(m["scheme"], {})[seed] = classes(rows, 0)
     lines = []

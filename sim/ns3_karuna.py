@@ -22,7 +22,8 @@ mode", has the reasons):
   link, at least 5 ms (awafs-ns3 --deadline-ms, --deadline-rate);
 - MCP as the host agent's awafs_mcp (sim/ns3/tcp-mcp.h: DCTCP's window,
   paced at 5/4 of what is left over the time left less an 8th of the
-  deadline, the deadline given up once passed), DCTCP for the other flows and in the schemes without it;
+  deadline, the deadline given up once passed), DCTCP for the other
+  flows and in the schemes without it;
 - every flow tags its bytes with its Karuna word, read with trust=host (a
   switch that counts does not take a deadline on trust); the ports mark
   by each queue's backlog (--ecn-mode queue) and the hosts' NICs run the
