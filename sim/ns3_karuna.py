@@ -35,7 +35,13 @@ flows, one FIFO queue for the rest), karuna-static (8 queues, the
 thresholds of sim/karuna_thresholds.py for the workload, the load and the
 shares), karuna-adaptive (learned from those, RefPct 10, 20, ..., 60
 for both sets), all with DCTCP for every flow; and karuna-mcp
-(karuna-static with MCP for the deadline flows: Karuna proper).
+(karuna-static with MCP for the deadline flows: Karuna proper).  For
+the paper's aging (Fig. 14), karuna-aging-off and karuna-aging-on:
+karuna-static with the switch's count (--trust switch, which takes a
+deadline for the size it declares, as the testbed's aging runs) without
+and with aging (a message ages at its kappa-th timeout, kappa uniform in
+[2, 10] per flow); they see timeouts at the testbed's rate (--rate 100M)
+with the Long Flow workload (--workload longflow, eval/workloads/).
 
 One run per (scheme, seed), resumable, kept as in sim/ns3_grid.py: each
 run's flows gzipped in OUT (SCHEME-seedN.csv.gz, its summary line beside
@@ -55,7 +61,8 @@ from sim.karuna_thresholds import parse_shares, solve, thresholds
 from sim.ns3_eval import NS3, read_flows
 from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, run_all,
                           run_kept)
-from testbed.workload import load_cdf, workloads_dir
+from eval.experiments import cdf_path
+from testbed.workload import load_cdf
 
 REPO = Path(__file__).resolve().parent.parent
 QUEUES = 8
@@ -70,7 +77,7 @@ def schemes(workload, load, shares):
     """{scheme: awafs-ns3's options} for 'workload' at 'load' with the
     types' 'shares' (as eval/run.py karuna_schemes())."""
     phi, theta, _ = solve(QUEUES - 1, load, shares)
-    points = load_cdf(workloads_dir() / f"{workload}.cdf")
+    points = load_cdf(cdf_path(workload))
     karuna = ["--karuna", "on", "--queues", QUEUES,
               "--thresholds", csv(thresholds(points, theta, shares[2])),
               "--size-thresholds", csv(thresholds(points, phi, shares[1]))]
@@ -86,6 +93,11 @@ def schemes(workload, load, shares):
                             "--size-percentiles", refpct],
         "karuna-mcp": [*karuna, "--scheme", "static",
                        "--deadline-transport", "mcp"],
+        # Aging needs the switch's count, which takes a deadline for the
+        # size it declares: the testbed's aging runs (eval/run.py).
+        **{f"karuna-aging-{on}": [*karuna, "--scheme", "static",
+                                  "--trust", "switch", "--aging", on]
+           for on in ("off", "on")},
     }
 
 
@@ -125,6 +137,8 @@ def main(argv=None):
     ap.add_argument("--leaves", type=int, default=3)
     ap.add_argument("--hosts-per-leaf", type=int, default=4)
     ap.add_argument("--spines", type=int, default=2)
+    ap.add_argument("--rate", help="every host link's (awafs-ns3's "
+                    "default, 10G; 100M: the testbed's)")
     ap.add_argument("--schemes",
                     default="dctcp,deadline-on-top,karuna-static,"
                     "karuna-adaptive,karuna-mcp")
@@ -148,7 +162,7 @@ def main(argv=None):
     for s in names:
         if s not in options:
             ap.error(f"--schemes: unknown scheme {s}")
-    cdf = workloads_dir() / f"{args.workload}.cdf"
+    cdf = cdf_path(args.workload)
     common = ["--topology", "leaf-spine", "--leaves", args.leaves,
               "--hosts-per-leaf", args.hosts_per_leaf,
               "--spines", args.spines, "--transport", "dctcp",
@@ -157,6 +171,8 @@ def main(argv=None):
               "--load", args.load, "--flows", args.flows,
               "--deadline-share", f"{shares[0]:.6g}",
               "--sized-share", f"{shares[1]:.6g}"]
+    if args.rate:
+        common += ["--rate", args.rate]
     regime_args = [str(a) for a in common]
     keep_regime(args.out, regime_args, "ns3_karuna")
     seeds = range(1, args.seeds + 1)

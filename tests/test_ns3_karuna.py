@@ -236,6 +236,47 @@ def test_mcp_gives_up_a_deadline_it_cannot_meet(tmp_path):
     assert m[0] + m[1] == d[0] + d[1] and m[2] == d[2]
 
 
+# Karuna's starvation (the paper's §5.3, Fig. 14): every flow of known
+# size in queue 1 (one {beta} bucket), seven in ten of them, at 90 % of
+# the 1 Gbit/s port, and the flows of unknown size sieved to queue 3 past
+# 40 kB, where the known ones starve them until their senders time out
+# (a 10 ms least RTO).  The flow table of trust=switch sees the timeouts.
+STARVED = ["--flows", 200, *ONE_LEAF, "--karuna", "on", "--trust", "switch",
+           "--queues", 4, "--sized-share", 0.7, "--scheme", "static",
+           "--thresholds", ",".join(map(str, ALPHA[:1] + (40000,))),
+           "--size-thresholds", "4294967295,4294967295", "--load", 0.9,
+           "--min-rto-ms", 10, "--ecn-mode", "queue"]
+
+
+def test_aging_lifts_a_starved_flow_back_to_queue_1(tmp_path):
+    """--aging on with kappa 2, as the switch's aging=on: a message ages
+    at its second timeout, and one of unknown size restarts its count, so
+    its next 20 kB go to queue 1 again, beside the flows that starved it.
+    Without aging the same flows time out as often and none ever sends
+    more than its first 20 kB from queue 1."""
+    runs = {}
+    for aging in ("off", "on"):
+        waits = tmp_path / f"waits-{aging}.csv"
+        r = run_ns3(*STARVED, "--aging", aging, "--aging-min-timeouts", 2,
+                    "--aging-max-timeouts", 2, "--waits-csv", waits,
+                    flows_csv=tmp_path / f"flows-{aging}.csv")
+        r["waits"] = {int(w["id"]): w for w in read_csv(waits)}
+        runs[aging] = r
+    off, on = runs["off"], runs["on"]
+    assert off["aging"] == "off" and on["aging"] == "on"
+    assert off["timeouts"] > 0 and off["aged"] == 0
+    assert on["aged"] > 0
+    for r in (off, on):
+        assert r["completed"] == 200 and r["drops"] == 0
+
+    def queue1(r):
+        return [data_packets(r["waits"][f["id"]], 1) for f in r["rows"]
+                if f["type"] == UNKNOWN and f["size"] == LONG]
+    first = segments(ALPHA[0])
+    assert queue1(off) and set(queue1(off)) == {first}
+    assert max(queue1(on)) > first
+
+
 @pytest.mark.parametrize("args,says", [
     (["--deadline-share", "0.3", "--deadline-transport", "mcp"],
      "--deadline-transport mcp: MCP is DCTCP's window"),
@@ -253,6 +294,15 @@ def test_mcp_gives_up_a_deadline_it_cannot_meet(tmp_path):
     (["--karuna", "on", "--queues", "3", "--tardy", "tfs"],
      "tardy cannot go with karuna"),
     (["--karuna", "yes"], "--karuna must be on or off"),
+    (["--karuna", "on", "--queues", "3", "--trust", "host", "--aging",
+      "on"], "aging: needs trust=switch or verify"),
+    (["--queues", "3", "--aging", "on"], "aging: needs karuna"),
+    (["--karuna", "on", "--queues", "3", "--aging", "on",
+      "--aging-min-timeouts", "5", "--aging-max-timeouts", "3"],
+     "aging: kappa from 1 to 15, its least not above its most"),
+    (["--aging", "yes"], "--aging must be on or off"),
+    (["--aging-max-timeouts", "16"],
+     "--aging-max-timeouts must be a whole number from 1 to 15"),
     (["--size-thresholds", "5"], "only with --karuna on"),
     (["--karuna", "on", "--queues", "3", "--scheme", "static",
       "--size-percentiles", "10"], "--size-percentiles: only awafs"),

@@ -470,7 +470,9 @@ QueryMeans(uint32_t *done)
  * those that missed their deadline (or did not complete); with --karuna,
  * the segments with payload that 'discs' (every AWAFS port) placed as each
  * type (deadline, sized, unknown) and those of sized flows past their size,
- * and the known sizes' thresholds of 'disc'. */
+ * and the known sizes' thresholds of 'disc'; and with the flow table too,
+ * the timeouts its ports saw and the messages they aged, summed over the
+ * ports (a flow's every port on its path counts it). */
 std::string
 KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
               Ptr<AwafsQueueDisc> disc)
@@ -505,6 +507,20 @@ KarunaSummary(const Options &o, const std::vector<Ptr<AwafsQueueDisc>> &discs,
                  sum.type_packets[AWAFS_FLOW_SIZED],
                  sum.type_packets[AWAFS_FLOW_UNKNOWN], sum.oversize);
         s += words + JoinThresholds(disc->SizeThresholds());
+    }
+    if (o.karuna && o.trust != "host") {
+        uint64_t timeouts = 0, aged = 0;
+
+        for (const Ptr<AwafsQueueDisc> &d : discs) {
+            struct awafs_flowtab_stats fs;
+
+            d->GetFlowtabStats(&fs);
+            timeouts += fs.timeouts;
+            aged += fs.aged_flows;
+        }
+        snprintf(words, sizeof words, " aging=%s timeouts=%" PRIu64
+                 " aged=%" PRIu64, o.aging ? "on" : "off", timeouts, aged);
+        s += words;
     }
     return s;
 }
@@ -547,6 +563,13 @@ MakeAwafs(const Options &o, const std::string &thresholds, uint64_t rate_bps,
     disc->SetAttribute("MaxRate", DataRateValue(DataRate(o.max_rate_bps)));
     disc->SetAttribute("Tardy", StringValue(o.tardy));
     disc->SetAttribute("TardyLimit", UintegerValue(o.tardy_limit));
+    disc->SetAttribute("Aging", BooleanValue(o.aging));
+    disc->SetAttribute("AgingMinTimeouts",
+                       UintegerValue(o.aging_min_timeouts));
+    disc->SetAttribute("AgingMaxTimeouts",
+                       UintegerValue(o.aging_max_timeouts));
+    /* What an operator sets rto-min-us to: the senders' least RTO. */
+    disc->SetAttribute("RtoMinUs", UintegerValue(llround(o.min_rto_ms * 1e3)));
     disc->SetAttribute("SourceBudgets", BooleanValue(o.source_budgets));
     disc->SetAttribute("Seed", UintegerValue(seed));
     err = disc->ConfigError();

@@ -263,6 +263,32 @@ AwafsQueueDisc::GetTypeId()
                           UintegerValue(100000),
                           MakeUintegerAccessor(&AwafsQueueDisc::m_tardyLimit),
                           MakeUintegerChecker<uint64_t>())
+            .AddAttribute("Aging",
+                          "With Karuna and the flow table (trust=switch or "
+                          "verify), a message ages at every kappa-th "
+                          "timeout, kappa uniform per flow in "
+                          "[AgingMinTimeouts, AgingMaxTimeouts], as the "
+                          "switch's aging=on.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&AwafsQueueDisc::m_aging),
+                          MakeBooleanChecker())
+            .AddAttribute("AgingMinTimeouts", "Kappa's lower end.",
+                          UintegerValue(2),
+                          MakeUintegerAccessor(
+                              &AwafsQueueDisc::m_agingMinTimeouts),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("AgingMaxTimeouts", "Kappa's upper end.",
+                          UintegerValue(10),
+                          MakeUintegerAccessor(
+                              &AwafsQueueDisc::m_agingMaxTimeouts),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("RtoMinUs",
+                          "A retransmission after this much silence of its "
+                          "flow is a timeout (the switch's rto-min-us: the "
+                          "senders' least RTO).",
+                          UintegerValue(AWAFS_FLOWTAB_RTO_MIN_US),
+                          MakeUintegerAccessor(&AwafsQueueDisc::m_rtoMinUs),
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("SourceBudgets",
                           "With trust=switch, each source's budgets in "
                           "queue 0, for data and for segments without "
@@ -374,6 +400,23 @@ AwafsQueueDisc::ConfigError()
     }
     m_tardyBytes = (m_tardy == "tfs" ? UINT64_MAX
                     : m_tardy == "tfs+" ? m_tardyLimit : 0);
+    /* As the switch's aging, aging-min-timeouts and aging-max-timeouts. */
+    if (m_aging && !m_karuna) {
+        return "aging: needs karuna";
+    }
+    if (m_aging && m_trustHost) {
+        return "aging: needs trust=switch or verify (only the flow table "
+               "sees timeouts)";
+    }
+    if (!m_agingMinTimeouts || m_agingMinTimeouts > m_agingMaxTimeouts
+        || m_agingMaxTimeouts > AWAFS_FLOWTAB_MAX_KAPPA) {
+        return "aging: kappa from 1 to " + std::to_string(
+                   AWAFS_FLOWTAB_MAX_KAPPA) + ", its least not above its "
+               "most";
+    }
+    if (!m_rtoMinUs) {
+        return "the least RTO must be positive";
+    }
     err = SetThresholds("thresholds", queues, m_thresholds, &m_cfg);
     if (!err.empty()) {
         return err;
@@ -491,6 +534,11 @@ AwafsQueueDisc::InitializeParams()
         awafs_adapt_current(m_betaAdapt, &m_betaThr);
     }
     awafs_flowtab_set_tardy(m_flows, m_tardyBytes);
+    NS_ABORT_MSG_IF(!awafs_flowtab_set_aging(
+                        m_flows, m_rtoMinUs,
+                        m_aging ? m_agingMinTimeouts : 0,
+                        m_aging ? m_agingMaxTimeouts : 0),
+                    "AwafsQueueDisc: ConfigError() passed a bad aging");
     awafs_adapt_current(m_adapt, &m_thr);
     if (m_ecnThreshold) {
         awafs_sched_set_ecn(m_sched, m_ecnThreshold, m_ecnPerQueue);

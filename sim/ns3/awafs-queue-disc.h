@@ -170,6 +170,10 @@ class AwafsQueueDisc : public ns3::QueueDisc
     uint32_t m_idleUs;
     std::string m_tardy;
     uint64_t m_tardyLimit;
+    bool m_aging;
+    uint32_t m_agingMinTimeouts;
+    uint32_t m_agingMaxTimeouts;
+    uint32_t m_rtoMinUs;
     bool m_sourceBudgets;
     ns3::DataRate m_linkRate;
     ns3::DataRate m_maxRate;

@@ -155,6 +155,12 @@ const char USAGE[] =
     "                     deadline flows' (Karuna's MCP: paced at 5/4 of\n"
     "                     what is left over the time left, the deadline\n"
     "                     given up once passed) (dctcp)\n"
+    "  --aging A          on | off: with --karuna and the flow table\n"
+    "                     (--trust switch or verify), a message ages at\n"
+    "                     every kappa-th timeout (a retransmission after\n"
+    "                     --min-rto-ms of silence), kappa per flow uniform\n"
+    "                     in [--aging-min-timeouts, --aging-max-timeouts]\n"
+    "                     (2, 10), as the switch's aging (off)\n"
     "  --tardy T          off | tfs | tfs+: a flow that sent data again goes\n"
     "                     to queue 0 (TFS), or while under --tardy-limit\n"
     "                     bytes (TFS+), as the switch's tardy (off)\n"
@@ -454,6 +460,17 @@ ParseOptions(int argc, char **argv)
                       + value + "'");
             }
             o.mcp = value == "mcp";
+        } else if (name == "aging") {
+            if (value != "on" && value != "off") {
+                Usage("--aging must be on or off, not '" + value + "'");
+            }
+            o.aging = value == "on";
+        } else if (name == "aging-min-timeouts") {
+            o.aging_min_timeouts = ParseUint(name, value, 1,
+                                             AWAFS_FLOWTAB_MAX_KAPPA);
+        } else if (name == "aging-max-timeouts") {
+            o.aging_max_timeouts = ParseUint(name, value, 1,
+                                             AWAFS_FLOWTAB_MAX_KAPPA);
         } else if (name == "tardy") {
             if (value != "off" && value != "tfs" && value != "tfs+") {
                 Usage("--tardy must be off, tfs or tfs+, not '" + value + "'");

@@ -82,6 +82,9 @@ struct Options {
     uint32_t deadline_ms = 5;           /* The least deadline. */
     uint64_t deadline_rate_bps = 0;     /* Default: rate_bps / 4. */
     bool mcp = false;                   /* The deadline flows run MCP. */
+    bool aging = false;                 /* The ports' aging=on. */
+    uint32_t aging_min_timeouts = 2;    /* Karuna's kappa, per flow */
+    uint32_t aging_max_timeouts = 10;   /* uniform in [min, max]. */
     std::string tardy = "off";
     uint64_t tardy_limit = 100000;
     bool source_budgets = false;
