@@ -56,7 +56,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from eval.karuna_pool import caption, classes, tables
+from eval.karuna_pool import AGING_CLASSES, caption, classes, tables
 from sim.karuna_thresholds import parse_shares, solve, thresholds
 from sim.ns3_eval import NS3, read_flows
 from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, run_all,
@@ -67,6 +67,7 @@ from testbed.workload import load_cdf
 REPO = Path(__file__).resolve().parent.parent
 QUEUES = 8
 ONE_QUEUE = 4294967295
+AGING = ("karuna-aging-off", "karuna-aging-on")   # The second ages.
 
 
 def csv(values):
@@ -95,9 +96,8 @@ def schemes(workload, load, shares):
                        "--deadline-transport", "mcp"],
         # Aging needs the switch's count, which takes a deadline for the
         # size it declares: the testbed's aging runs (eval/run.py).
-        **{f"karuna-aging-{on}": [*karuna, "--scheme", "static",
-                                  "--trust", "switch", "--aging", on]
-           for on in ("off", "on")},
+        **{s: [*karuna, "--scheme", "static", "--trust", "switch",
+               "--aging", s.rsplit("-", 1)[1]] for s in AGING},
     }
 
 
@@ -116,9 +116,15 @@ def summary(out, names, seeds, warmup_s, regime):
                                                        warmup_s)
     if not kept:
         return "No run kept yet.\n"
-    return "\n".join(["# Karuna's simulation on ns-3 (seed 003, §8.2.1)", "",
-                      f"`{regime}`", "", caption(warmup_s), "",
-                      *tables(kept)]) + "\n"
+    aging = {s: kept.pop(s) for s in AGING if s in kept}
+    lines = ["# Karuna's simulation on ns-3 (seed 003, §8.2.1)", "",
+             f"`{regime}`", "", caption(warmup_s)]
+    if kept:
+        lines += ["", *tables(kept)]
+    if aging:
+        lines += ["", "## Aging (the paper's Fig. 14)", "",
+                  *tables(aging, AGING[0], AGING_CLASSES)]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):

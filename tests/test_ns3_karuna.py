@@ -351,3 +351,25 @@ def test_the_karuna_driver_keeps_its_runs_and_sums_them_up(tmp_path):
     before = (tmp_path / "dctcp-seed1.txt").stat().st_mtime_ns
     ns3_karuna.main(list(map(str, args)))
     assert (tmp_path / "dctcp-seed1.txt").stat().st_mtime_ns == before
+
+
+def test_the_karuna_driver_sums_up_aging_apart(tmp_path):
+    """sim/ns3_karuna.py's aging pair: karuna-static on the switch's count
+    without and with aging, summed up in a section of its own against the
+    run without, with the large flows that aging is for."""
+    from sim import ns3_karuna
+
+    args = ["--out", tmp_path, "--workload", "longflow", "--flows", 40,
+            "--seeds", 1, "--leaves", 1, "--hosts-per-leaf", 3,
+            "--spines", 1, "--rate", "1G", "--schemes",
+            "karuna-static,karuna-aging-off,karuna-aging-on"]
+    ns3_karuna.main(list(map(str, args)))
+    main, aging = (tmp_path / "summary.md").read_text().split(
+        "## Aging (the paper's Fig. 14)")
+    assert "| karuna-static | 1 |" in main and "karuna-aging" not in main
+    assert "type 3 large mean" in aging
+    assert "| karuna-aging-on | " in aging.split(
+        "Against karuna-aging-off")[1]
+    for on in ("off", "on"):
+        line = (tmp_path / f"karuna-aging-{on}-seed1.txt").read_text()
+        assert " trust=switch " in line and f" aging={on} " in line
