@@ -56,12 +56,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from eval.experiments import cdf_path
 from eval.karuna_pool import AGING_CLASSES, caption, classes, tables
 from sim.karuna_thresholds import parse_shares, solve, thresholds
 from sim.ns3_eval import NS3, read_flows
 from sim.ns3_grid import (CHECKSUMS, checksums, keep_regime, run_all,
                           run_kept)
-from eval.experiments import cdf_path
 from testbed.workload import load_cdf
 
 REPO = Path(__file__).resolve().parent.parent

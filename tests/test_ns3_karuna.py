@@ -236,7 +236,7 @@ def test_mcp_gives_up_a_deadline_it_cannot_meet(tmp_path):
     assert m[0] + m[1] == d[0] + d[1] and m[2] == d[2]
 
 
-# Karuna's starvation (the paper's §5.3, Fig. 14): every flow of known
+# Karuna's starvation (the paper's Fig. 14): every flow of known
 # size in queue 1 (one {beta} bucket), seven in ten of them, at 90 % of
 # the 1 Gbit/s port, and the flows of unknown size sieved to queue 3 past
 # 40 kB, where the known ones starve them until their senders time out
